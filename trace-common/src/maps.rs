@@ -1,0 +1,58 @@
+//! Map and global names, and the values kept in the pid maps.
+//!
+//! The eBPF side names its maps with these same literals in `#[map(name = …)]`
+//! (attributes cannot take a const); the user side looks them up through these
+//! constants, so a mismatch fails at start-up with the missing name.
+
+/// Hash map, key: pid (tgid, or tid when keyed by thread) in rtrace's pid namespace,
+/// value: `TRACE_*` flags. The tasks whose syscalls are recorded.
+pub const PIDS_TO_TRACE: &str = "pids_to_trace";
+/// Hash map, key: tgid in rtrace's pid namespace, value: 1. Tasks never reported;
+/// always holds rtrace's own pid.
+pub const PIDS_FILTERED: &str = "pids_filtered";
+/// Ring buffer carrying [`crate::SyscallRecord`]s.
+pub const EVENTS: &str = "events";
+/// Per-CPU array of [`COUNTER_SLOTS`] u64 counters, indexed by `COUNTER_*`.
+pub const COUNTERS: &str = "counters";
+
+/// Records dropped because the ring buffer was full.
+pub const COUNTER_DROPPED: u32 = 0;
+/// Tasks that could not be followed because `pids_to_trace` (or the fork hand-off
+/// map) was full.
+pub const COUNTER_LOST_TASKS: u32 = 1;
+/// Forked children handed off to their first return to user space and not yet picked
+/// up (a gauge, not a count: it goes down again).
+pub const COUNTER_PENDING_FORKS: u32 = 2;
+pub const COUNTER_SLOTS: u32 = 4;
+
+/// `pids_to_trace` value bit: the task is traced.
+pub const TRACE_ON: u32 = 1;
+/// `pids_to_trace` value bit: a workload held by rtrace that is not yet exec'd: its
+/// syscalls are ignored until it enters execve/execveat.
+pub const TRACE_ARM_ON_EXEC: u32 = 2;
+
+/// Default sizes; `pids_to_trace` and `pids_filtered` hold this many tasks.
+pub const PID_MAP_ENTRIES: u32 = 8192;
+
+/// Load-time globals (`EbpfLoader::override_global`).
+pub mod globals {
+    /// u32: 1 traces every task (`-a`, `-u`), only `pids_filtered` applies.
+    pub const TRACE_ALL: &str = "TRACE_ALL";
+    /// u32: with `TRACE_ALL`, only tasks of this uid (`u32::MAX`: any uid).
+    pub const FILTER_UID: &str = "FILTER_UID";
+    /// u32: 1 follows forked tasks.
+    pub const INHERIT: &str = "INHERIT";
+    /// u32: 1 keys `pids_to_trace` by thread id instead of process id.
+    pub const KEY_BY_TID: &str = "KEY_BY_TID";
+    /// u64 pair: device and inode of rtrace's pid namespace; inode 0 uses the
+    /// kernel's (initial namespace) pids directly.
+    pub const PIDNS_DEV: &str = "PIDNS_DEV";
+    pub const PIDNS_INO: &str = "PIDNS_INO";
+    /// u32: byte offset of `child_pid` in the `sched_process_fork` record.
+    pub const FORK_CHILD_PID_OFF: &str = "FORK_CHILD_PID_OFF";
+    /// u32: byte offset of `group_dead` in the `sched_process_exit` record, 0 when
+    /// the kernel has no such field (then the group leader's exit stands for it).
+    pub const EXIT_GROUP_DEAD_OFF: &str = "EXIT_GROUP_DEAD_OFF";
+    /// u64: unread bytes in the ring buffer past which a record wakes the reader.
+    pub const WAKEUP_BYTES: &str = "WAKEUP_BYTES";
+}

@@ -1,0 +1,116 @@
+//! The syscall record: one per completed syscall (entry and exit joined in the kernel),
+//! or one for an entry that never returns (exit, exit_group), or one for an exit whose
+//! entry was not seen (a call in progress when tracing started, a child's first return
+//! from clone/fork).
+
+pub const TASK_COMM_LEN: usize = 16;
+
+/// `SyscallRecord::flags`: the entry was seen (`enter_ns` and `args` are valid).
+pub const REC_HAS_ENTRY: u16 = 1;
+/// `SyscallRecord::flags`: the exit was seen (`exit_ns` and `ret` are valid).
+pub const REC_HAS_EXIT: u16 = 2;
+
+/// `SyscallRecord::kind` of a syscall record.
+pub const KIND_SYSCALL: u16 = 1;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SyscallRecord {
+    pub kind: u16,
+    pub flags: u16,
+    /// Syscall number in the task's native table.
+    pub nr: u32,
+    /// Thread id and process id, in rtrace's pid namespace.
+    pub tid: u32,
+    pub pid: u32,
+    /// CLOCK_MONOTONIC nanoseconds (bpf_ktime_get_ns).
+    pub enter_ns: u64,
+    pub exit_ns: u64,
+    pub args: [u64; 6],
+    pub ret: i64,
+    pub comm: [u8; TASK_COMM_LEN],
+}
+
+pub const SYSCALL_RECORD_SIZE: usize = 104;
+const _: () = assert!(core::mem::size_of::<SyscallRecord>() == SYSCALL_RECORD_SIZE);
+const _: () = assert!(core::mem::align_of::<SyscallRecord>() == 8);
+const _: () = assert!(core::mem::offset_of!(SyscallRecord, args) == 32);
+const _: () = assert!(core::mem::offset_of!(SyscallRecord, comm) == 88);
+
+impl SyscallRecord {
+    /// Reads a record from ring-buffer bytes, checking the length and kind first.
+    pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
+        if bytes.len() < SYSCALL_RECORD_SIZE {
+            return None;
+        }
+        // SAFETY: the length was checked and every bit pattern is a valid
+        // SyscallRecord (integers and byte arrays only); read_unaligned because ring
+        // buffer items are only 8-byte aligned by convention.
+        let rec = unsafe { core::ptr::read_unaligned(bytes.as_ptr().cast::<SyscallRecord>()) };
+        (rec.kind == KIND_SYSCALL).then_some(rec)
+    }
+
+    pub fn has_entry(&self) -> bool {
+        self.flags & REC_HAS_ENTRY != 0
+    }
+
+    pub fn has_exit(&self) -> bool {
+        self.flags & REC_HAS_EXIT != 0
+    }
+}
+
+/// What `sys_enter` keeps, per thread, until the matching `sys_exit`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct InflightCall {
+    pub nr: u32,
+    pub _pad: u32,
+    pub enter_ns: u64,
+    pub args: [u64; 6],
+}
+const _: () = assert!(core::mem::size_of::<InflightCall>() == 64);
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+
+    fn sample() -> SyscallRecord {
+        SyscallRecord {
+            kind: KIND_SYSCALL,
+            flags: REC_HAS_ENTRY | REC_HAS_EXIT,
+            nr: 257,
+            tid: 10,
+            pid: 9,
+            enter_ns: 1,
+            exit_ns: 2,
+            args: [1, 2, 3, 4, 5, 6],
+            ret: -2,
+            comm: *b"cat\0\0\0\0\0\0\0\0\0\0\0\0\0",
+        }
+    }
+
+    fn bytes_of(r: &SyscallRecord) -> std::vec::Vec<u8> {
+        // SAFETY: SyscallRecord is plain old data without padding holes.
+        unsafe {
+            core::slice::from_raw_parts((r as *const SyscallRecord).cast::<u8>(), SYSCALL_RECORD_SIZE)
+        }
+        .to_vec()
+    }
+
+    #[test]
+    fn round_trips_through_bytes() {
+        let r = sample();
+        assert_eq!(SyscallRecord::from_bytes(&bytes_of(&r)), Some(r));
+    }
+
+    #[test]
+    fn rejects_short_and_foreign_records() {
+        let r = sample();
+        let b = bytes_of(&r);
+        assert_eq!(SyscallRecord::from_bytes(&b[..SYSCALL_RECORD_SIZE - 1]), None);
+        let mut other = r;
+        other.kind = 7;
+        assert_eq!(SyscallRecord::from_bytes(&bytes_of(&other)), None);
+    }
+}

@@ -1,0 +1,30 @@
+//! rtrace's eBPF programs.
+//!
+//! - `sys_enter` / `sys_exit` (raw tracepoints): record the syscalls of the target tasks,
+//!   joining entry and exit in the kernel so that one record carries the arguments, the
+//!   return value and both timestamps (`syscalls.rs`).
+//! - `sched_process_fork` / `sched_process_exit` (classic tracepoints): keep
+//!   `pids_to_trace` and `pids_filtered` in step with live tasks (`lifecycle.rs`).
+//!
+//! Filtering happens first and costs one or two hash lookups; nothing here can panic.
+
+#![no_std]
+#![no_main]
+#![feature(asm_experimental_arch)]
+
+mod lifecycle;
+mod maps;
+mod regs;
+mod syscalls;
+mod task;
+
+#[cfg(not(test))]
+#[panic_handler]
+fn panic(_info: &core::panic::PanicInfo) -> ! {
+    // The verifier rejects any path that reaches here; the loop is never run.
+    loop {}
+}
+
+#[unsafe(link_section = "license")]
+#[unsafe(no_mangle)]
+static LICENSE: [u8; 4] = *b"GPL\0";

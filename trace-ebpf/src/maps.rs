@@ -1,0 +1,82 @@
+//! The maps and load-time globals. Names match `trace_common::maps`.
+
+use aya_ebpf::{
+    Global,
+    macros::map,
+    maps::{Array, HashMap, PerCpuArray, RingBuf},
+};
+use trace_common::{
+    maps::{COUNTER_SLOTS, PID_MAP_ENTRIES},
+    record::InflightCall,
+};
+
+#[map(name = "pids_to_trace")]
+pub static PIDS_TO_TRACE: HashMap<u32, u32> = HashMap::with_max_entries(PID_MAP_ENTRIES, 0);
+
+#[map(name = "pids_filtered")]
+pub static PIDS_FILTERED: HashMap<u32, u32> = HashMap::with_max_entries(PID_MAP_ENTRIES, 0);
+
+/// Sized by the loader (`-m`); this default is 8 MiB.
+#[map(name = "events")]
+pub static EVENTS: RingBuf = RingBuf::with_byte_size(8 << 20, 0);
+
+/// Per thread (kernel tid): the syscall it is in, from sys_enter to sys_exit.
+#[map(name = "inflight")]
+pub static INFLIGHT: HashMap<u32, InflightCall> = HashMap::with_max_entries(16384, 0);
+
+/// Forked children of traced tasks (kernel tid -> the parent's flags), waiting for the
+/// child's first return to user space, where its pid in rtrace's namespace is known.
+#[map(name = "fork_handoff")]
+pub static FORK_HANDOFF: HashMap<u32, u32> = HashMap::with_max_entries(4096, 0);
+
+/// Per-CPU counters, indexed by `trace_common::maps::COUNTER_*`.
+#[map(name = "counters")]
+pub static COUNTERS: PerCpuArray<u64> = PerCpuArray::with_max_entries(COUNTER_SLOTS, 0);
+
+/// Slot 0: how many `FORK_HANDOFF` entries are waiting. Shared by all CPUs, so it is
+/// updated atomically; it lets `sys_exit` skip the hand-off lookup when none wait.
+#[map(name = "handoff_gauge")]
+pub static HANDOFF_GAUGE: Array<u64> = Array::with_max_entries(1, 0);
+
+#[unsafe(no_mangle)]
+pub static TRACE_ALL: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static FILTER_UID: Global<u32> = Global::new(u32::MAX);
+#[unsafe(no_mangle)]
+pub static INHERIT: Global<u32> = Global::new(1);
+#[unsafe(no_mangle)]
+pub static KEY_BY_TID: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static PIDNS_DEV: Global<u64> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static PIDNS_INO: Global<u64> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static FORK_CHILD_PID_OFF: Global<u32> = Global::new(20);
+#[unsafe(no_mangle)]
+pub static EXIT_GROUP_DEAD_OFF: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static WAKEUP_BYTES: Global<u64> = Global::new(1 << 20);
+
+#[inline(always)]
+pub fn bump(slot: u32) {
+    if let Some(p) = COUNTERS.get_ptr_mut(slot) {
+        // SAFETY: a per-CPU slot, only this CPU writes it while the program runs.
+        unsafe { *p += 1 };
+    }
+}
+
+#[inline(always)]
+pub fn handoff_gauge() -> u64 {
+    HANDOFF_GAUGE.get(0).copied().unwrap_or(0)
+}
+
+#[inline(always)]
+pub fn handoff_gauge_add(delta: u64) {
+    if let Some(p) = HANDOFF_GAUGE.get_ptr_mut(0) {
+        // SAFETY: p points to a live map value; BPF_XADD adds to it atomically against
+        // other CPUs (core's AtomicU64 has no fetch ops on the BPF target).
+        unsafe {
+            core::arch::asm!("lock *(u64 *)({p} + 0) += {d}", p = in(reg) p, d = in(reg) delta);
+        }
+    }
+}

@@ -1,0 +1,58 @@
+//! Syscall arguments from the `struct pt_regs` that the raw `sys_enter` tracepoint
+//! passes, per architecture (the raw tracepoint does not decode them for us).
+
+use aya_ebpf::helpers::bpf_probe_read_kernel;
+
+/// x86_64 `struct pt_regs` (arch/x86/include/asm/ptrace.h): r15 r14 r13 r12 bp bx r11
+/// r10 r9 r8 ax cx dx si di …; the syscall ABI passes di si dx r10 r8 r9. One read of
+/// the eight slots r10..di (offset 56) covers all six.
+#[cfg(bpf_target_arch = "x86_64")]
+#[inline(always)]
+pub fn syscall_args(regs: *const u8) -> Option<[u64; 6]> {
+    // SAFETY: regs is the tracepoint's kernel pointer; the helper checks the read.
+    let r: [u64; 8] = unsafe { bpf_probe_read_kernel(regs.add(56).cast::<[u64; 8]>()) }.ok()?;
+    // r = [r10, r9, r8, ax, cx, dx, si, di]
+    Some([r[7], r[6], r[5], r[0], r[2], r[1]])
+}
+
+/// arm64 `struct pt_regs` starts with `u64 regs[31]`; arguments are x0..x5 (x0 is still
+/// the first argument at sys_enter; it is overwritten only by the return value).
+#[cfg(bpf_target_arch = "aarch64")]
+#[inline(always)]
+pub fn syscall_args(regs: *const u8) -> Option<[u64; 6]> {
+    // SAFETY: as above.
+    unsafe { bpf_probe_read_kernel(regs.cast::<[u64; 6]>()) }.ok()
+}
+
+#[cfg(not(any(bpf_target_arch = "x86_64", bpf_target_arch = "aarch64")))]
+#[inline(always)]
+pub fn syscall_args(_regs: *const u8) -> Option<[u64; 6]> {
+    None
+}
+
+/// The syscall number at sys_exit, where the raw tracepoint passes only the return
+/// value: x86_64 keeps it in `orig_ax` (offset 120).
+#[cfg(bpf_target_arch = "x86_64")]
+#[inline(always)]
+pub fn syscall_nr(regs: *const u8) -> Option<u32> {
+    // SAFETY: as above.
+    unsafe { bpf_probe_read_kernel(regs.add(120).cast::<u64>()) }
+        .ok()
+        .map(|v| v as u32)
+}
+
+/// arm64 keeps it in `syscallno` (s32 after regs[31], sp, pc, pstate and orig_x0).
+#[cfg(bpf_target_arch = "aarch64")]
+#[inline(always)]
+pub fn syscall_nr(regs: *const u8) -> Option<u32> {
+    // SAFETY: as above.
+    unsafe { bpf_probe_read_kernel(regs.add(280).cast::<i32>()) }
+        .ok()
+        .map(|v| v as u32)
+}
+
+#[cfg(not(any(bpf_target_arch = "x86_64", bpf_target_arch = "aarch64")))]
+#[inline(always)]
+pub fn syscall_nr(_regs: *const u8) -> Option<u32> {
+    None
+}

@@ -1,0 +1,170 @@
+//! The syscall programs, on the raw `sys_enter` / `sys_exit` tracepoints (cheaper than
+//! the classic `raw_syscalls:*` ones: no trace-event record is built for us).
+//!
+//! sys_enter keeps the call's number, arguments and start time per thread; sys_exit
+//! joins them with the return value into one ring-buffer record. Calls that never
+//! return (exit, exit_group) are recorded at entry.
+
+use aya_ebpf::{
+    Global,
+    bindings::{BPF_NOEXIST, BPF_RB_AVAIL_DATA, BPF_RB_FORCE_WAKEUP, BPF_RB_NO_WAKEUP},
+    helpers::{bpf_get_current_comm, bpf_get_current_pid_tgid, bpf_ktime_get_ns},
+    macros::raw_tracepoint,
+    programs::RawTracePointContext,
+};
+use trace_common::{
+    maps::{COUNTER_DROPPED, COUNTER_LOST_TASKS, TRACE_ARM_ON_EXEC},
+    record::{InflightCall, KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT, SyscallRecord},
+};
+
+use crate::{
+    maps::{
+        EVENTS, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, WAKEUP_BYTES, bump, handoff_gauge,
+        handoff_gauge_add,
+    },
+    regs::{syscall_args, syscall_nr},
+    task::{Ids, current_ids, target_flags},
+};
+
+/// Syscall numbers the programs treat specially, set by the loader from its table.
+#[unsafe(no_mangle)]
+static NR_EXECVE: Global<u32> = Global::new(u32::MAX);
+#[unsafe(no_mangle)]
+static NR_EXECVEAT: Global<u32> = Global::new(u32::MAX);
+#[unsafe(no_mangle)]
+static NR_EXIT: Global<u32> = Global::new(u32::MAX);
+#[unsafe(no_mangle)]
+static NR_EXIT_GROUP: Global<u32> = Global::new(u32::MAX);
+
+#[inline(always)]
+fn now_ns() -> u64 {
+    // SAFETY: the helper has no preconditions.
+    unsafe { bpf_ktime_get_ns() }
+}
+
+#[raw_tracepoint(tracepoint = "sys_enter")]
+pub fn sys_enter(ctx: RawTracePointContext) -> i32 {
+    let _ = on_enter(&ctx);
+    0
+}
+
+#[raw_tracepoint(tracepoint = "sys_exit")]
+pub fn sys_exit(ctx: RawTracePointContext) -> i32 {
+    let _ = on_exit(&ctx);
+    0
+}
+
+#[inline(always)]
+fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
+    let ids = current_ids()?;
+    let flags = target_flags(&ids)?;
+    // TP_PROTO(struct pt_regs *regs, long id)
+    let nr = ctx.arg::<u64>(1) as u32;
+    if flags & TRACE_ARM_ON_EXEC != 0 {
+        // A workload rtrace holds: nothing before its execve is its own doing.
+        if nr != NR_EXECVE.load() && nr != NR_EXECVEAT.load() {
+            return None;
+        }
+        let _ = PIDS_TO_TRACE.insert(ids.trace_key(), flags & !TRACE_ARM_ON_EXEC, 0);
+    }
+    let args = syscall_args(ctx.arg::<*const u8>(0))?;
+    let now = now_ns();
+    if nr == NR_EXIT.load() || nr == NR_EXIT_GROUP.load() {
+        emit(REC_HAS_ENTRY, nr, &ids, now, 0, &args, 0);
+        return Some(());
+    }
+    let call = InflightCall { nr, _pad: 0, enter_ns: now, args };
+    if INFLIGHT.insert(bpf_get_current_pid_tgid() as u32, call, 0).is_err() {
+        // No room to keep the entry: report the call now rather than lose it.
+        emit(REC_HAS_ENTRY, nr, &ids, now, 0, &args, 0);
+    }
+    Some(())
+}
+
+#[inline(always)]
+fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
+    // TP_PROTO(struct pt_regs *regs, long ret)
+    let ret = ctx.arg::<i64>(1);
+    let kernel_tid = bpf_get_current_pid_tgid() as u32;
+    if let Some(call) = INFLIGHT.get_ptr(kernel_tid) {
+        // SAFETY: a live map value; copied out before the delete below.
+        let call = unsafe { *call };
+        let _ = INFLIGHT.remove(kernel_tid);
+        let ids = current_ids()?;
+        emit(
+            REC_HAS_ENTRY | REC_HAS_EXIT,
+            call.nr,
+            &ids,
+            call.enter_ns,
+            now_ns(),
+            &call.args,
+            ret,
+        );
+        return Some(());
+    }
+    if handoff_gauge() != 0 {
+        adopt_forked_child(kernel_tid);
+    }
+    // An exit without its entry: a call that was in progress when tracing began, or a
+    // new child's return from clone/fork.
+    let ids = current_ids()?;
+    let flags = target_flags(&ids)?;
+    if flags & TRACE_ARM_ON_EXEC != 0 {
+        return None;
+    }
+    let nr = syscall_nr(ctx.arg::<*const u8>(0))?;
+    emit(REC_HAS_EXIT, nr, &ids, 0, now_ns(), &[0; 6], ret);
+    Some(())
+}
+
+/// A child forked by a traced task returns to user space for the first time: only now,
+/// running as itself, can its pid in rtrace's namespace be asked for. Threads of a
+/// process keyed by tgid find their key already there.
+#[inline(always)]
+fn adopt_forked_child(kernel_tid: u32) {
+    // SAFETY: a u32 value, copied.
+    let Some(flags) = (unsafe { FORK_HANDOFF.get(kernel_tid) }).copied() else {
+        return;
+    };
+    if FORK_HANDOFF.remove(kernel_tid).is_ok() {
+        handoff_gauge_add(u64::MAX);
+    }
+    let Some(ids) = current_ids() else {
+        // In a pid namespace that rtrace's cannot see into.
+        bump(COUNTER_LOST_TASKS);
+        return;
+    };
+    const EEXIST: i32 = -17;
+    match PIDS_TO_TRACE.insert(ids.trace_key(), flags, BPF_NOEXIST as u64) {
+        Ok(()) => {}
+        Err(e) if e == EEXIST => {}
+        Err(_) => bump(COUNTER_LOST_TASKS),
+    }
+}
+
+#[inline(always)]
+fn emit(flags: u16, nr: u32, ids: &Ids, enter_ns: u64, exit_ns: u64, args: &[u64; 6], ret: i64) {
+    let Some(mut slot) = EVENTS.reserve::<SyscallRecord>(0) else {
+        bump(COUNTER_DROPPED);
+        return;
+    };
+    slot.write(SyscallRecord {
+        kind: KIND_SYSCALL,
+        flags,
+        nr,
+        tid: ids.tid,
+        pid: ids.pid,
+        enter_ns,
+        exit_ns,
+        args: *args,
+        ret,
+        comm: bpf_get_current_comm().unwrap_or([0; 16]),
+    });
+    // Wake the reader only once enough has piled up; it also drains on a short timer.
+    let wake = if EVENTS.query(BPF_RB_AVAIL_DATA as u64) >= WAKEUP_BYTES.load() {
+        BPF_RB_FORCE_WAKEUP
+    } else {
+        BPF_RB_NO_WAKEUP
+    };
+    slot.submit(wake as u64);
+}

@@ -1,0 +1,64 @@
+//! rtrace's task runner: `cargo xtask <setup|trace|test>`.
+
+mod run;
+mod setup;
+mod test;
+
+use std::process::Command;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(about = "rtrace's set-up, run and test tasks")]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Subcommand)]
+enum Task {
+    /// Install what the eBPF build needs (nightly rust-src, bpf-linker); quick when present.
+    Setup,
+    /// Set up, build rtrace (release) and run it with the given arguments.
+    Trace {
+        /// Arguments for rtrace, e.g. `-- ls /`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// Set up, then run formatting and lint checks, unit tests and the root integration tests.
+    Test {
+        /// Skip `cargo fmt --check` and clippy.
+        #[arg(long)]
+        no_lint: bool,
+    },
+}
+
+fn main() {
+    if let Err(e) = real_main() {
+        eprintln!("xtask: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn real_main() -> Result<()> {
+    match Cli::parse().task {
+        Task::Setup => setup::setup(),
+        Task::Trace { args } => {
+            setup::setup()?;
+            run::run_step(
+                "build rtrace",
+                Command::new("cargo").args(["build", "--release", "--package", "trace-cli"]),
+            )?;
+            let status = Command::new(test::workspace_root().join("target/release/rtrace"))
+                .args(args)
+                .status()?;
+            use std::os::unix::process::ExitStatusExt;
+            std::process::exit(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)));
+        }
+        Task::Test { no_lint } => {
+            setup::setup()?;
+            test::test(!no_lint)
+        }
+    }
+}
