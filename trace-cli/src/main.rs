@@ -1,1 +1,45 @@
-fn main(){}
+//! rtrace: a drop-in replacement for `perf trace`, on aya eBPF.
+
+mod cli;
+mod config;
+mod decode;
+mod kernel;
+mod output;
+mod pids;
+mod session;
+mod signals;
+mod workload;
+
+use clap::Parser;
+
+fn main() {
+    let args = match cli::Args::try_parse() {
+        Ok(a) => a,
+        Err(e) if !e.use_stderr() => {
+            // --help, --version
+            let _ = e.print();
+            std::process::exit(0);
+        }
+        Err(e) => {
+            let msg = e.to_string();
+            let first = msg.lines().next().unwrap_or("").trim_start_matches("error: ");
+            eprintln!("rtrace: {first} — see rtrace --help");
+            std::process::exit(2);
+        }
+    };
+    let cfg = match config::resolve(args, pids::targets::task_exists) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("rtrace: {e}");
+            std::process::exit(2);
+        }
+    };
+    match session::run(cfg) {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            let code = e.exit_code();
+            eprintln!("rtrace: {:#}", anyhow::Error::from(e));
+            std::process::exit(code);
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! Command-line flags, as perf trace spells them. Parsing only; `config` resolves and
+//! checks them.
+
+use std::{ffi::OsString, path::PathBuf};
+
+use clap::{ArgAction, Parser};
+
+#[derive(Parser, Debug, Default)]
+#[command(
+    name = "rtrace",
+    version,
+    about = "Trace system calls like `perf trace`, with eBPF",
+    override_usage = "rtrace [OPTIONS] [--] [COMMAND [ARGS]...]\n       rtrace -p PID[,PID...] | -t TID[,TID...] | -a | -u USER [OPTIONS]"
+)]
+pub struct Args {
+    /// Trace these processes (comma list) and, unless --no-inherit, what they fork.
+    #[arg(short = 'p', long = "pid", value_name = "PID[,PID...]")]
+    pub pid: Vec<String>,
+
+    /// Trace these threads only (comma list).
+    #[arg(short = 't', long = "tid", value_name = "TID[,TID...]")]
+    pub tid: Vec<String>,
+
+    /// Trace every task (the default when there is no command and no target).
+    #[arg(short = 'a', long = "all-cpus")]
+    pub all_cpus: bool,
+
+    /// Trace the tasks of this user (name or number), system-wide.
+    #[arg(short = 'u', long = "uid", value_name = "USER|UID")]
+    pub uid: Option<String>,
+
+    /// Never report these processes (comma list).
+    #[arg(long = "filter-pids", value_name = "PID[,PID...]")]
+    pub filter_pids: Vec<String>,
+
+    /// Do not follow forked tasks.
+    #[arg(long = "no-inherit")]
+    pub no_inherit: bool,
+
+    /// Write the trace to FILE instead of stderr (an existing FILE becomes FILE.old).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Print the kernel's monotonic time instead of the time since the first event.
+    #[arg(short = 'T', long = "time")]
+    pub time: bool,
+
+    /// Show the command name (the default).
+    #[arg(long = "comm", overrides_with = "no_comm")]
+    pub comm: bool,
+
+    /// Show the thread id only.
+    #[arg(long = "no-comm", overrides_with = "comm")]
+    pub no_comm: bool,
+
+    /// Show only the calls that failed.
+    #[arg(long = "failure")]
+    pub failure: bool,
+
+    /// Show only the calls that took longer than MS milliseconds.
+    #[arg(long = "duration", value_name = "MS")]
+    pub duration: Option<f64>,
+
+    /// Stop after printing N events.
+    #[arg(long = "max-events", value_name = "N")]
+    pub max_events: Option<u64>,
+
+    /// Ring buffer size: pages, or a size with a K/M/G suffix (a power of two).
+    #[arg(short = 'm', long = "mmap-pages", value_name = "PAGES")]
+    pub mmap_pages: Option<String>,
+
+    /// More detail about what rtrace does.
+    #[arg(short = 'v', long = "verbose", action = ArgAction::Count)]
+    pub verbose: u8,
+
+    /// The command to run and trace.
+    #[arg(trailing_var_arg = true, value_name = "COMMAND")]
+    pub command: Vec<OsString>,
+}

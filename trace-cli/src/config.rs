@@ -1,0 +1,240 @@
+//! From flags to a checked configuration: every bad value is reported here, before
+//! anything is loaded, attached or forked.
+
+use std::{ffi::OsString, path::PathBuf};
+
+use thiserror::Error;
+
+use crate::{cli::Args, output::line::LineOptions};
+
+#[derive(Debug, Error, PartialEq)]
+pub enum ConfigError {
+    #[error("invalid {what} '{value}' for {flag}: expected a positive number")]
+    BadNumber { what: &'static str, value: String, flag: &'static str },
+    #[error("no such {what}: {pid} ({flag})")]
+    NoSuchTask { what: &'static str, pid: u32, flag: &'static str },
+    #[error("a command cannot be combined with -p/--pid or -t/--tid: trace one or the other")]
+    CommandWithTargets,
+    #[error("-p/--pid and -t/--tid cannot be combined: use one of them")]
+    PidsWithTids,
+    #[error("unknown user '{0}' for -u/--uid")]
+    UnknownUser(String),
+    #[error("invalid size '{0}' for -m/--mmap-pages: expected pages or a size like 16M")]
+    BadMmapPages(String),
+    #[error("invalid value {0} for --duration: expected milliseconds, 0 or more")]
+    BadDuration(f64),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Targets {
+    /// Run this command and trace it.
+    Workload(Vec<OsString>),
+    Pids(Vec<u32>),
+    Tids(Vec<u32>),
+    /// Every task (`-a`), or every task of a user (`-u`); with a command, while it runs.
+    System { uid: Option<u32>, workload: Option<Vec<OsString>> },
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub targets: Targets,
+    pub inherit: bool,
+    pub filter_pids: Vec<u32>,
+    pub output: Option<PathBuf>,
+    pub line: LineOptions,
+    pub failure_only: bool,
+    pub min_duration_ns: Option<u64>,
+    pub max_events: Option<u64>,
+    pub ring_bytes: u32,
+    pub verbose: u8,
+}
+
+pub const DEFAULT_RING_BYTES: u32 = 8 << 20;
+const PAGE: u64 = 4096;
+
+fn parse_pids(
+    values: &[String],
+    what: &'static str,
+    flag: &'static str,
+) -> Result<Vec<u32>, ConfigError> {
+    let mut out = Vec::new();
+    for item in values.iter().flat_map(|v| v.split(',')) {
+        let item = item.trim();
+        match item.parse::<u32>() {
+            Ok(pid) if pid > 0 => out.push(pid),
+            _ => return Err(ConfigError::BadNumber { what, value: item.into(), flag }),
+        }
+    }
+    Ok(out)
+}
+
+/// `-m`: a page count, or a size with a K/M/G suffix; rounded up to a power of two
+/// (what a BPF ring buffer requires).
+pub fn parse_ring_size(s: &str) -> Result<u32, ConfigError> {
+    let bad = || ConfigError::BadMmapPages(s.into());
+    let t = s.trim();
+    let (digits, mult) = match t.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let m = match c.to_ascii_uppercase() {
+                'B' => 1,
+                'K' => 1 << 10,
+                'M' => 1 << 20,
+                'G' => 1 << 30,
+                _ => return Err(bad()),
+            };
+            (&t[..i], m)
+        }
+        _ => (t, PAGE),
+    };
+    let n: u64 = digits.parse().map_err(|_| bad())?;
+    let bytes = n.checked_mul(mult).filter(|&b| b > 0).ok_or_else(bad)?;
+    let bytes = bytes.max(PAGE).checked_next_power_of_two().ok_or_else(bad)?;
+    u32::try_from(bytes).map_err(|_| bad())
+}
+
+/// Resolves a user name or number.
+fn resolve_uid(user: &str) -> Result<u32, ConfigError> {
+    if let Ok(uid) = user.parse::<u32>() {
+        return Ok(uid);
+    }
+    match nix::unistd::User::from_name(user) {
+        Ok(Some(u)) => Ok(u.uid.as_raw()),
+        _ => Err(ConfigError::UnknownUser(user.into())),
+    }
+}
+
+/// `exists` says whether a pid or tid names a live task (a seam for tests).
+pub fn resolve(args: Args, exists: impl Fn(u32) -> bool) -> Result<Config, ConfigError> {
+    let pids = parse_pids(&args.pid, "pid", "-p/--pid")?;
+    let tids = parse_pids(&args.tid, "tid", "-t/--tid")?;
+    let mut filter_pids = parse_pids(&args.filter_pids, "pid", "--filter-pids")?;
+    for &pid in &pids {
+        if !exists(pid) {
+            return Err(ConfigError::NoSuchTask { what: "process", pid, flag: "-p/--pid" });
+        }
+    }
+    for &tid in &tids {
+        if !exists(tid) {
+            return Err(ConfigError::NoSuchTask { what: "thread", pid: tid, flag: "-t/--tid" });
+        }
+    }
+    let uid = args.uid.as_deref().map(resolve_uid).transpose()?;
+    let command = (!args.command.is_empty()).then_some(args.command);
+
+    let targets = if args.all_cpus || uid.is_some() {
+        Targets::System { uid, workload: command }
+    } else if !pids.is_empty() || !tids.is_empty() {
+        if command.is_some() {
+            return Err(ConfigError::CommandWithTargets);
+        }
+        if !pids.is_empty() && !tids.is_empty() {
+            return Err(ConfigError::PidsWithTids);
+        }
+        if pids.is_empty() { Targets::Tids(tids) } else { Targets::Pids(pids) }
+    } else if let Some(cmd) = command {
+        Targets::Workload(cmd)
+    } else {
+        Targets::System { uid: None, workload: None }
+    };
+
+    // rtrace never reports itself.
+    filter_pids.push(std::process::id());
+
+    let min_duration_ns = match args.duration {
+        Some(ms) if !(ms >= 0.0) || !ms.is_finite() => return Err(ConfigError::BadDuration(ms)),
+        Some(ms) => Some((ms * 1e6) as u64),
+        None => None,
+    };
+    let ring_bytes = match args.mmap_pages.as_deref() {
+        Some(m) => parse_ring_size(m)?,
+        None => DEFAULT_RING_BYTES,
+    };
+    Ok(Config {
+        targets,
+        inherit: !args.no_inherit,
+        filter_pids,
+        output: args.output,
+        line: LineOptions {
+            show_comm: !args.no_comm,
+            absolute_time: args.time,
+            ..LineOptions::default()
+        },
+        failure_only: args.failure,
+        min_duration_ns,
+        max_events: args.max_events,
+        ring_bytes,
+        verbose: args.verbose,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    fn args(v: &[&str]) -> Args {
+        Args::try_parse_from(std::iter::once("rtrace").chain(v.iter().copied())).unwrap()
+    }
+
+    fn live(pid: u32) -> bool {
+        pid < 1000
+    }
+
+    #[test]
+    fn command_and_targets() {
+        let c = resolve(args(&["--", "ls", "-l"]), live).unwrap();
+        assert_eq!(c.targets, Targets::Workload(vec!["ls".into(), "-l".into()]));
+        let c = resolve(args(&["ls", "-l"]), live).unwrap();
+        assert_eq!(c.targets, Targets::Workload(vec!["ls".into(), "-l".into()]));
+        let c = resolve(args(&["-p", "1,2", "-p", "3"]), live).unwrap();
+        assert_eq!(c.targets, Targets::Pids(vec![1, 2, 3]));
+        let c = resolve(args(&["-t", "7"]), live).unwrap();
+        assert_eq!(c.targets, Targets::Tids(vec![7]));
+        let c = resolve(args(&[]), live).unwrap();
+        assert_eq!(c.targets, Targets::System { uid: None, workload: None });
+        let c = resolve(args(&["-a", "--", "true"]), live).unwrap();
+        assert_eq!(c.targets, Targets::System { uid: None, workload: Some(vec!["true".into()]) });
+        let c = resolve(args(&["-u", "0"]), live).unwrap();
+        assert_eq!(c.targets, Targets::System { uid: Some(0), workload: None });
+    }
+
+    #[test]
+    fn bad_targets_name_the_value() {
+        let e = resolve(args(&["-p", "12x"]), live).unwrap_err();
+        assert_eq!(e.to_string(), "invalid pid '12x' for -p/--pid: expected a positive number");
+        let e = resolve(args(&["-p", "5000"]), live).unwrap_err();
+        assert_eq!(e.to_string(), "no such process: 5000 (-p/--pid)");
+        let e = resolve(args(&["-t", "4242"]), live).unwrap_err();
+        assert_eq!(e.to_string(), "no such thread: 4242 (-t/--tid)");
+        assert_eq!(
+            resolve(args(&["-p", "1", "--", "ls"]), live).unwrap_err(),
+            ConfigError::CommandWithTargets
+        );
+        assert!(matches!(
+            resolve(args(&["-u", "no-such-user-xyz"]), live).unwrap_err(),
+            ConfigError::UnknownUser(_)
+        ));
+        assert!(matches!(
+            resolve(args(&["--filter-pids", "-3"]), live),
+            Err(_)
+        ));
+    }
+
+    #[test]
+    fn filter_pids_accept_dead_numbers_and_always_hold_self() {
+        let c = resolve(args(&["--filter-pids", "99999,5"]), live).unwrap();
+        assert_eq!(c.filter_pids, vec![99999, 5, std::process::id()]);
+    }
+
+    #[test]
+    fn ring_sizes() {
+        assert_eq!(parse_ring_size("16").unwrap(), 16 * 4096);
+        assert_eq!(parse_ring_size("3").unwrap(), 4 * 4096);
+        assert_eq!(parse_ring_size("16M").unwrap(), 16 << 20);
+        assert_eq!(parse_ring_size("100k").unwrap(), 128 << 10);
+        assert!(parse_ring_size("x").is_err());
+        assert!(parse_ring_size("0").is_err());
+        assert!(parse_ring_size("8G").is_err());
+    }
+}

@@ -1,0 +1,155 @@
+//! Argument names and types from a tracefs `events/syscalls/sys_enter_<name>/format`
+//! file (pure parsing; reading the file is `kernel::tracefs`).
+
+/// How a raw 64-bit argument register is shown before any beautifier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    /// A pointer: hex.
+    Pointer,
+    /// A C int-sized signed value (int, pid_t…): low 32 bits, signed.
+    I32,
+    /// unsigned int, umode_t, uid_t…: low 32 bits.
+    U32,
+    /// long, loff_t, off_t: signed 64.
+    I64,
+    /// unsigned long, size_t and anything else: unsigned 64.
+    U64,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArgSpec {
+    pub name: String,
+    pub kind: ArgKind,
+}
+
+const I32_TYPES: &[&str] = &[
+    "int", "pid_t", "clockid_t", "key_serial_t", "__s32", "timer_t", "mqd_t", "rwf_t", "s32",
+];
+const U32_TYPES: &[&str] = &[
+    "unsigned int", "unsigned", "u32", "__u32", "uid_t", "gid_t", "qid_t", "umode_t",
+    "old_uid_t", "old_gid_t",
+];
+const I64_TYPES: &[&str] = &["long", "loff_t", "off_t", "__kernel_old_time_t", "s64", "__s64"];
+
+pub fn kind_of(ty: &str) -> ArgKind {
+    let ty = ty.trim();
+    if ty.contains('*') {
+        ArgKind::Pointer
+    } else if I32_TYPES.contains(&ty) {
+        ArgKind::I32
+    } else if U32_TYPES.contains(&ty) {
+        ArgKind::U32
+    } else if I64_TYPES.contains(&ty) {
+        ArgKind::I64
+    } else {
+        ArgKind::U64
+    }
+}
+
+/// The syscall's arguments, in order: every `field:` line after the common ones and
+/// `__syscall_nr`.
+pub fn parse_format(text: &str) -> Vec<ArgSpec> {
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let Some(decl) = line.trim().strip_prefix("field:") else {
+            continue;
+        };
+        let decl = decl.split(';').next().unwrap_or("").trim();
+        let Some(split) = decl.rfind([' ', '*']) else {
+            continue;
+        };
+        let (ty, name) = decl.split_at(split + 1);
+        let name = name.trim();
+        if name.starts_with("common_") || name == "__syscall_nr" || name.is_empty() {
+            continue;
+        }
+        out.push(ArgSpec { name: name.to_string(), kind: kind_of(ty) });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OPENAT: &str = "name: sys_enter_openat
+ID: 700
+format:
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
+
+\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;
+\tfield:int dfd;\toffset:16;\tsize:8;\tsigned:0;
+\tfield:const char * filename;\toffset:24;\tsize:8;\tsigned:0;
+\tfield:int flags;\toffset:32;\tsize:8;\tsigned:0;
+\tfield:umode_t mode;\toffset:40;\tsize:8;\tsigned:0;
+
+print fmt: \"dfd: 0x%08lx, filename: 0x%08lx\", ((unsigned long)(REC->dfd))
+";
+
+    #[test]
+    fn parses_openat() {
+        let args = parse_format(OPENAT);
+        let got: Vec<(&str, ArgKind)> = args.iter().map(|a| (a.name.as_str(), a.kind)).collect();
+        assert_eq!(
+            got,
+            [
+                ("dfd", ArgKind::I32),
+                ("filename", ArgKind::Pointer),
+                ("flags", ArgKind::I32),
+                ("mode", ArgKind::U32),
+            ]
+        );
+    }
+
+    #[test]
+    fn kinds() {
+        assert_eq!(kind_of("size_t"), ArgKind::U64);
+        assert_eq!(kind_of("char __user *"), ArgKind::Pointer);
+        assert_eq!(kind_of("loff_t"), ArgKind::I64);
+        assert_eq!(kind_of("unsigned int"), ArgKind::U32);
+    }
+
+    #[test]
+    fn empty_format_has_no_args() {
+        assert!(parse_format("").is_empty());
+    }
+}
+
+/// The `offset:` of the field named `field` in a tracefs format text.
+pub fn field_offset(text: &str, field: &str) -> Option<u32> {
+    text.lines().find_map(|line| {
+        let mut parts = line.trim().split(';');
+        let decl = parts.next()?.trim().strip_prefix("field:")?;
+        let name = decl.rsplit([' ', '*']).next()?;
+        let name = name.split('[').next()?;
+        if name != field {
+            return None;
+        }
+        parts.find_map(|p| p.trim().strip_prefix("offset:")?.parse().ok())
+    })
+}
+
+#[cfg(test)]
+mod offset_tests {
+    use super::field_offset;
+
+    const EXIT: &str = "name: sched_process_exit
+format:
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
+\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;
+\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;
+\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;
+\tfield:bool group_dead;\toffset:32;\tsize:1;\tsigned:0;
+";
+
+    #[test]
+    fn finds_offsets() {
+        assert_eq!(field_offset(EXIT, "group_dead"), Some(32));
+        assert_eq!(field_offset(EXIT, "pid"), Some(24));
+        assert_eq!(field_offset(EXIT, "comm"), Some(8));
+        assert_eq!(field_offset(EXIT, "child_pid"), None);
+    }
+}

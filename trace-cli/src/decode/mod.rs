@@ -1,0 +1,130 @@
+//! Turning records into what perf trace prints: syscall names, argument names and kinds,
+//! how each return value is shown. Pure, apart from the format source it is given.
+
+pub mod errno;
+pub mod format;
+pub mod syscall_table;
+
+use format::ArgSpec;
+
+/// How a syscall's return value is shown (perf's rules).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetKind {
+    Decimal,
+    /// An address: hex.
+    Hex,
+    /// 0 means the timeout expired: `0 (Timeout)`.
+    Timeout,
+    /// A pid: `N (comm)` when the task's name is known.
+    Pid,
+    /// Never returns (exit, exit_group): `= ?`.
+    NoReturn,
+}
+
+const RET_KINDS: &[(&str, RetKind)] = &[
+    ("brk", RetKind::Hex),
+    ("mmap", RetKind::Hex),
+    ("mremap", RetKind::Hex),
+    ("shmat", RetKind::Hex),
+    ("poll", RetKind::Timeout),
+    ("ppoll", RetKind::Timeout),
+    ("select", RetKind::Timeout),
+    ("_newselect", RetKind::Timeout),
+    ("pselect6", RetKind::Timeout),
+    ("clone", RetKind::Pid),
+    ("clone3", RetKind::Pid),
+    ("fork", RetKind::Pid),
+    ("vfork", RetKind::Pid),
+    ("getpid", RetKind::Pid),
+    ("getppid", RetKind::Pid),
+    ("gettid", RetKind::Pid),
+    ("getpgid", RetKind::Pid),
+    ("set_tid_address", RetKind::Pid),
+    ("wait4", RetKind::Pid),
+    ("waitid", RetKind::Pid),
+    ("exit", RetKind::NoReturn),
+    ("exit_group", RetKind::NoReturn),
+];
+
+pub fn ret_kind(name: &str) -> RetKind {
+    RET_KINDS
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map_or(RetKind::Decimal, |(_, k)| *k)
+}
+
+#[derive(Debug)]
+pub struct SyscallInfo {
+    pub name: String,
+    /// `None` when the kernel has no format for it: arguments are shown raw.
+    pub args: Option<Vec<ArgSpec>>,
+    pub ret: RetKind,
+}
+
+/// Where argument formats come from: tracefs on a real system, strings in tests.
+pub trait FormatSource {
+    /// The text of `events/syscalls/sys_enter_<event>/format`, if there is one.
+    fn sys_enter_format(&mut self, event: &str) -> Option<String>;
+}
+
+/// Syscall descriptions, built the first time each number is seen.
+pub struct Catalog<S> {
+    infos: Vec<Option<SyscallInfo>>,
+    source: S,
+}
+
+impl<S: FormatSource> Catalog<S> {
+    pub fn new(source: S) -> Self {
+        Self { infos: Vec::new(), source }
+    }
+
+    pub fn get(&mut self, nr: u32) -> &SyscallInfo {
+        let i = nr as usize;
+        if self.infos.len() <= i {
+            self.infos.resize_with(i + 1, || None);
+        }
+        let source = &mut self.source;
+        self.infos[i].get_or_insert_with(|| describe(nr, source))
+    }
+}
+
+fn describe(nr: u32, source: &mut impl FormatSource) -> SyscallInfo {
+    let Some(name) = syscall_table::name(nr) else {
+        return SyscallInfo { name: format!("syscall_{nr}"), args: None, ret: RetKind::Decimal };
+    };
+    let args = source
+        .sys_enter_format(syscall_table::event_name(name))
+        .map(|text| format::parse_format(&text));
+    SyscallInfo { name: name.to_string(), args, ret: ret_kind(name) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fixed;
+    impl FormatSource for Fixed {
+        fn sys_enter_format(&mut self, event: &str) -> Option<String> {
+            (event == "newstat").then(|| {
+                "\tfield:const char * filename;\toffset:16;\tsize:8;\tsigned:0;\n\
+                 \tfield:struct stat * statbuf;\toffset:24;\tsize:8;\tsigned:0;\n"
+                    .to_string()
+            })
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn describes_with_aliases_and_raw_fallback() {
+        let mut c = Catalog::new(Fixed);
+        let stat = c.get(4);
+        assert_eq!(stat.name, "stat");
+        assert_eq!(stat.args.as_ref().unwrap().len(), 2);
+        let read = c.get(0);
+        assert_eq!(read.name, "read");
+        assert!(read.args.is_none());
+        assert_eq!(c.get(231).ret, RetKind::NoReturn);
+        assert_eq!(c.get(9).ret, RetKind::Hex);
+        assert_eq!(c.get(99_999).name, "syscall_99999");
+    }
+}

@@ -1,0 +1,126 @@
+//! Loading rtrace's eBPF object and attaching its programs, in the order the session
+//! needs: the fork/exit upkeep first, the syscall programs last.
+
+use aya::{
+    Ebpf, EbpfError, EbpfLoader,
+    programs::{ProgramError, RawTracePoint, TracePoint},
+};
+use thiserror::Error;
+use trace_common::maps::globals;
+
+use crate::decode::syscall_table;
+
+static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/trace"));
+
+#[derive(Debug, Error)]
+pub enum LoadError {
+    #[error("loading the eBPF programs failed: {0}")]
+    Load(#[source] EbpfError),
+    #[error("the eBPF object has no program '{0}'")]
+    MissingProgram(&'static str),
+    #[error("the eBPF object has no map '{0}'")]
+    MissingMap(&'static str),
+    #[error("attaching {name} failed: {source}")]
+    Attach {
+        name: &'static str,
+        #[source]
+        source: ProgramError,
+    },
+}
+
+/// Load-time settings of the programs (see `trace_common::maps::globals`).
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub trace_all: bool,
+    pub filter_uid: Option<u32>,
+    pub inherit: bool,
+    pub key_by_tid: bool,
+    /// Device and inode of rtrace's pid namespace; `None` in the initial namespace.
+    pub pidns: Option<(u64, u64)>,
+    pub fork_child_pid_off: u32,
+    pub exit_group_dead_off: Option<u32>,
+    pub ring_bytes: u32,
+}
+
+pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
+    let flag = |b: bool| u32::from(b);
+    let trace_all = flag(s.trace_all);
+    let filter_uid = s.filter_uid.unwrap_or(u32::MAX);
+    let inherit = flag(s.inherit);
+    let key_by_tid = flag(s.key_by_tid);
+    let (ns_dev, ns_ino) = s.pidns.unwrap_or((0, 0));
+    let exit_off = s.exit_group_dead_off.unwrap_or(0);
+    // Wake the reader when a quarter of the ring is waiting; it also drains on a timer.
+    let wakeup = u64::from(s.ring_bytes / 4);
+    let nr = |name| syscall_table::number(name).unwrap_or(u32::MAX);
+    let (execve, execveat, exit, exit_group) =
+        (nr("execve"), nr("execveat"), nr("exit"), nr("exit_group"));
+    let mut bpf = EbpfLoader::new()
+        .override_global(globals::TRACE_ALL, &trace_all, true)
+        .override_global(globals::FILTER_UID, &filter_uid, true)
+        .override_global(globals::INHERIT, &inherit, true)
+        .override_global(globals::KEY_BY_TID, &key_by_tid, true)
+        .override_global(globals::PIDNS_DEV, &ns_dev, true)
+        .override_global(globals::PIDNS_INO, &ns_ino, true)
+        .override_global(globals::FORK_CHILD_PID_OFF, &s.fork_child_pid_off, true)
+        .override_global(globals::EXIT_GROUP_DEAD_OFF, &exit_off, true)
+        .override_global(globals::WAKEUP_BYTES, &wakeup, true)
+        .override_global("NR_EXECVE", &execve, true)
+        .override_global("NR_EXECVEAT", &execveat, true)
+        .override_global("NR_EXIT", &exit, true)
+        .override_global("NR_EXIT_GROUP", &exit_group, true)
+        .map_max_entries(trace_common::maps::EVENTS, s.ring_bytes)
+        .load(OBJECT)
+        .map_err(LoadError::Load)?;
+    // Verify every program now, before anything is attached or forked.
+    for name in ["sched_process_fork", "sched_process_exit"] {
+        let prog: &mut TracePoint = program(&mut bpf, name)?;
+        prog.load().map_err(|source| LoadError::Attach { name, source })?;
+    }
+    for name in ["sys_enter", "sys_exit"] {
+        let prog: &mut RawTracePoint = program(&mut bpf, name)?;
+        prog.load().map_err(|source| LoadError::Attach { name, source })?;
+    }
+    Ok(bpf)
+}
+
+fn program<'a, P>(bpf: &'a mut Ebpf, name: &'static str) -> Result<&'a mut P, LoadError>
+where
+    &'a mut P: TryFrom<&'a mut aya::programs::Program, Error = ProgramError>,
+{
+    bpf.program_mut(name)
+        .ok_or(LoadError::MissingProgram(name))?
+        .try_into()
+        .map_err(|source| LoadError::Attach { name, source })
+}
+
+/// fork/exit upkeep: attached before any pid is written, so that no task forked or
+/// exiting during the writes goes unseen.
+pub fn attach_lifecycle(bpf: &mut Ebpf) -> Result<(), LoadError> {
+    for name in ["sched_process_fork", "sched_process_exit"] {
+        let prog: &mut TracePoint = program(bpf, name)?;
+        prog.attach("sched", name).map_err(|source| LoadError::Attach { name, source })?;
+    }
+    Ok(())
+}
+
+/// The syscall programs: attached last, once the pid maps are written and swept.
+pub fn attach_syscalls(bpf: &mut Ebpf) -> Result<(), LoadError> {
+    for name in ["sys_enter", "sys_exit"] {
+        let prog: &mut RawTracePoint = program(bpf, name)?;
+        prog.attach(name).map_err(|source| LoadError::Attach { name, source })?;
+    }
+    Ok(())
+}
+
+/// The fd of a map, for the bpf(2) calls rtrace makes itself.
+pub fn map_fd<'a>(
+    bpf: &'a Ebpf,
+    name: &'static str,
+) -> Result<std::os::fd::BorrowedFd<'a>, LoadError> {
+    use std::os::fd::AsFd;
+    match bpf.map(name) {
+        Some(aya::maps::Map::HashMap(data)) => Ok(data.fd().as_fd()),
+        _ => Err(LoadError::MissingMap(name)),
+    }
+}

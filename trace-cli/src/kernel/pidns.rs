@@ -1,0 +1,26 @@
+//! rtrace's pid namespace. In the initial one the kernel's pids are the user's; in any
+//! other (a container with its own pid namespace) the programs must ask the kernel for
+//! each task's pid as this namespace numbers it, naming the namespace by the device
+//! and inode of /proc/self/ns/pid.
+
+use std::{io, os::unix::fs::MetadataExt};
+
+/// The inode number the kernel gives the initial pid namespace (PROC_PID_INIT_INO).
+const INIT_PID_NS_INO: u64 = 0xEFFF_FFFC;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PidNs {
+    pub dev: u64,
+    pub ino: u64,
+}
+
+impl PidNs {
+    pub fn current() -> io::Result<Self> {
+        let m = std::fs::metadata("/proc/self/ns/pid")?;
+        Ok(Self { dev: m.dev(), ino: m.ino() })
+    }
+
+    pub fn is_initial(&self) -> bool {
+        self.ino == INIT_PID_NS_INO
+    }
+}

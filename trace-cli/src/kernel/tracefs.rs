@@ -1,0 +1,97 @@
+//! tracefs: where it is, mounting it when it is not (as root), and the event formats
+//! rtrace reads (syscall arguments, sched record offsets).
+
+use std::{
+    fs, io,
+    path::{Path, PathBuf},
+};
+
+use thiserror::Error;
+
+use crate::decode::FormatSource;
+
+const MOUNT_POINT: &str = "/sys/kernel/tracing";
+const DEBUGFS_TRACING: &str = "/sys/kernel/debug/tracing";
+
+#[derive(Debug, Error)]
+pub enum TracefsError {
+    #[error(
+        "tracefs is not mounted and mounting it at {MOUNT_POINT} failed: {source} — run: mount -t tracefs nodev {MOUNT_POINT}"
+    )]
+    Mount {
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("{path} has no field '{field}'")]
+    NoField { path: PathBuf, field: String },
+}
+
+#[derive(Clone, Debug)]
+pub struct Tracefs {
+    root: PathBuf,
+}
+
+fn has_events(dir: &Path) -> bool {
+    dir.join("events").is_dir()
+}
+
+impl Tracefs {
+    /// Finds tracefs, mounting it at /sys/kernel/tracing if nothing is there yet.
+    pub fn find_or_mount() -> Result<Self, TracefsError> {
+        for dir in [MOUNT_POINT, DEBUGFS_TRACING] {
+            if has_events(Path::new(dir)) {
+                return Ok(Self { root: dir.into() });
+            }
+        }
+        nix::mount::mount(
+            Some("nodev"),
+            MOUNT_POINT,
+            Some("tracefs"),
+            nix::mount::MsFlags::empty(),
+            None::<&str>,
+        )
+        .map_err(|e| TracefsError::Mount { source: e.into() })?;
+        Ok(Self { root: MOUNT_POINT.into() })
+    }
+
+    fn read(&self, rel: &str) -> Result<String, TracefsError> {
+        let path = self.root.join(rel);
+        fs::read_to_string(&path).map_err(|source| TracefsError::Read { path, source })
+    }
+
+    /// Byte offset of `field` in the record of `events/<category>/<event>`; `Ok(None)`
+    /// when this kernel's record has no such field.
+    pub fn field_offset(
+        &self,
+        category: &str,
+        event: &str,
+        field: &str,
+    ) -> Result<Option<u32>, TracefsError> {
+        let rel = format!("events/{category}/{event}/format");
+        Ok(crate::decode::format::field_offset(&self.read(&rel)?, field))
+    }
+
+    pub fn require_field_offset(
+        &self,
+        category: &str,
+        event: &str,
+        field: &str,
+    ) -> Result<u32, TracefsError> {
+        self.field_offset(category, event, field)?.ok_or_else(|| TracefsError::NoField {
+            path: self.root.join(format!("events/{category}/{event}/format")),
+            field: field.into(),
+        })
+    }
+}
+
+impl FormatSource for Tracefs {
+    fn sys_enter_format(&mut self, event: &str) -> Option<String> {
+        self.read(&format!("events/syscalls/sys_enter_{event}/format")).ok()
+    }
+}

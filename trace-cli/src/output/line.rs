@@ -1,0 +1,330 @@
+//! perf trace's syscall line:
+//! `<ts> (<dur> ms): <comm>/<tid> <name>(<args>)<pad>= <ret>`, with `= ` starting
+//! `alignment` (70) bytes after the syscall name, and at least one space before it.
+
+use std::{collections::HashMap, fmt::Write as _};
+
+use trace_common::{SyscallRecord, TASK_COMM_LEN};
+
+use crate::decode::{
+    RetKind, SyscallInfo,
+    errno::{ErrnoTable, MAX_ERRNO},
+    format::ArgKind,
+};
+
+#[derive(Clone, Debug)]
+pub struct LineOptions {
+    pub show_timestamp: bool,
+    pub show_duration: bool,
+    pub show_comm: bool,
+    pub show_arg_names: bool,
+    /// `-T`: print the kernel's monotonic time instead of time since the first event.
+    pub absolute_time: bool,
+    pub alignment: usize,
+}
+
+impl Default for LineOptions {
+    fn default() -> Self {
+        Self {
+            show_timestamp: true,
+            show_duration: true,
+            show_comm: true,
+            show_arg_names: true,
+            absolute_time: false,
+            alignment: 70,
+        }
+    }
+}
+
+pub struct LineFormatter {
+    opts: LineOptions,
+    base_ns: Option<u64>,
+    errno: ErrnoTable,
+    /// Last name seen per tid, for `= N (comm)` returns.
+    comms: HashMap<u32, [u8; TASK_COMM_LEN]>,
+}
+
+fn comm_str(comm: &[u8; TASK_COMM_LEN]) -> std::borrow::Cow<'_, str> {
+    let end = comm.iter().position(|&b| b == 0).unwrap_or(TASK_COMM_LEN);
+    String::from_utf8_lossy(&comm[..end])
+}
+
+impl LineFormatter {
+    pub fn new(opts: LineOptions) -> Self {
+        Self { opts, base_ns: None, errno: ErrnoTable::new(), comms: HashMap::new() }
+    }
+
+    /// Appends one line (with its newline) for `rec` to `out`.
+    pub fn format(&mut self, out: &mut String, rec: &SyscallRecord, info: &SyscallInfo) {
+        self.comms.insert(rec.tid, rec.comm);
+        if self.opts.show_timestamp {
+            self.timestamp(out, rec);
+        }
+        if self.opts.show_duration {
+            if rec.has_entry() && rec.has_exit() {
+                let ms = rec.exit_ns.saturating_sub(rec.enter_ns) as f64 / 1e6;
+                let _ = write!(out, "({ms:6.3} ms): ");
+            } else {
+                out.push_str("(         ): ");
+            }
+        }
+        if self.opts.show_comm {
+            let comm = comm_str(&rec.comm);
+            let cut = comm.char_indices().nth(14).map_or(comm.len(), |(i, _)| i);
+            let _ = write!(out, "{}/{} ", &comm[..cut], rec.tid);
+        } else {
+            let _ = write!(out, "{} ", rec.tid);
+        }
+
+        let start = out.len();
+        if rec.has_entry() {
+            out.push_str(&info.name);
+            out.push('(');
+            self.args(out, rec, info);
+        } else {
+            let _ = write!(out, " ... [continued]: {}()", info.name);
+        }
+        out.push(')');
+        let unfinished = !rec.has_exit() && info.ret != RetKind::NoReturn;
+        if unfinished {
+            out.push_str(" ...\n");
+            return;
+        }
+        let printed = out.len() - start;
+        let pad = self.opts.alignment.saturating_sub(printed).max(1);
+        out.extend(std::iter::repeat_n(' ', pad));
+        out.push_str("= ");
+        self.ret(out, rec, info);
+        out.push('\n');
+    }
+
+    fn timestamp(&mut self, out: &mut String, rec: &SyscallRecord) {
+        let ts = if rec.has_entry() { rec.enter_ns } else { 0 };
+        if ts == 0 {
+            out.push_str("         ? ");
+            return;
+        }
+        let ms = if self.opts.absolute_time {
+            ts as f64 / 1e6
+        } else {
+            let base = *self.base_ns.get_or_insert(ts);
+            (ts as i128 - base as i128) as f64 / 1e6
+        };
+        let _ = write!(out, "{ms:10.3} ");
+    }
+
+    fn args(&self, out: &mut String, rec: &SyscallRecord, info: &SyscallInfo) {
+        let mut first = true;
+        let mut sep = |out: &mut String| {
+            if !first {
+                out.push_str(", ");
+            }
+            first = false;
+        };
+        match &info.args {
+            Some(specs) => {
+                for (spec, &raw) in specs.iter().zip(rec.args.iter()) {
+                    let shown = truncate(raw, spec.kind);
+                    if shown == 0 && self.opts.show_arg_names {
+                        continue;
+                    }
+                    sep(out);
+                    if self.opts.show_arg_names {
+                        let _ = write!(out, "{}: ", spec.name);
+                    }
+                    write_value(out, raw, spec.kind);
+                }
+            }
+            None => {
+                for (i, &raw) in rec.args.iter().enumerate() {
+                    if raw == 0 {
+                        continue;
+                    }
+                    sep(out);
+                    let _ = write!(out, "arg{i}: ");
+                    write_value(out, raw, ArgKind::U64);
+                }
+            }
+        }
+    }
+
+    fn ret(&mut self, out: &mut String, rec: &SyscallRecord, info: &SyscallInfo) {
+        if !rec.has_exit() {
+            out.push('?');
+            return;
+        }
+        let ret = rec.ret;
+        if (-MAX_ERRNO..0).contains(&ret) {
+            let errno = (-ret) as i32;
+            match ErrnoTable::name(errno) {
+                Some(name) => {
+                    let _ = write!(out, "-1 {name} ({})", self.errno.text(errno));
+                }
+                None => {
+                    let _ = write!(out, "-1 E{errno} ({})", self.errno.text(errno));
+                }
+            }
+            return;
+        }
+        match info.ret {
+            RetKind::Hex => {
+                let _ = write!(out, "{:#x}", ret as u64);
+            }
+            RetKind::Timeout if ret == 0 => out.push_str("0 (Timeout)"),
+            RetKind::Pid if ret > 0 => {
+                let _ = write!(out, "{ret}");
+                if let Some(comm) = self.comms.get(&(ret as u32)).or(
+                    // A new child is named after its parent until it execs.
+                    matches!(info.name.as_str(), "clone" | "clone3" | "fork" | "vfork")
+                        .then_some(&rec.comm),
+                ) {
+                    let _ = write!(out, " ({})", comm_str(comm));
+                }
+            }
+            _ => {
+                let _ = write!(out, "{ret}");
+            }
+        }
+    }
+}
+
+/// The value of a raw register as its C type sees it.
+fn truncate(raw: u64, kind: ArgKind) -> u64 {
+    match kind {
+        ArgKind::I32 | ArgKind::U32 => raw & 0xffff_ffff,
+        _ => raw,
+    }
+}
+
+fn write_value(out: &mut String, raw: u64, kind: ArgKind) {
+    let _ = match kind {
+        ArgKind::Pointer => write!(out, "{raw:#x}"),
+        ArgKind::I32 => write!(out, "{}", raw as u32 as i32),
+        ArgKind::U32 => write!(out, "{}", raw as u32),
+        ArgKind::I64 => write!(out, "{}", raw as i64),
+        ArgKind::U64 => write!(out, "{raw}"),
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use trace_common::record::{KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT};
+
+    use super::*;
+    use crate::decode::format::ArgSpec;
+
+    fn rec(comm: &str, tid: u32, enter_ms: f64, exit_ms: f64, args: [u64; 6], ret: i64) -> SyscallRecord {
+        let mut c = [0u8; 16];
+        c[..comm.len()].copy_from_slice(comm.as_bytes());
+        SyscallRecord {
+            kind: KIND_SYSCALL,
+            flags: REC_HAS_ENTRY | REC_HAS_EXIT,
+            nr: 0,
+            tid,
+            pid: tid,
+            enter_ns: (enter_ms * 1e6) as u64,
+            exit_ns: (exit_ms * 1e6) as u64,
+            args,
+            ret,
+            comm: c,
+        }
+    }
+
+    fn info(name: &str, args: &[(&str, ArgKind)]) -> SyscallInfo {
+        SyscallInfo {
+            name: name.into(),
+            args: Some(
+                args.iter().map(|(n, k)| ArgSpec { name: n.to_string(), kind: *k }).collect(),
+            ),
+            ret: crate::decode::ret_kind(name),
+        }
+    }
+
+    fn line(f: &mut LineFormatter, r: &SyscallRecord, i: &SyscallInfo) -> String {
+        let mut s = String::new();
+        f.format(&mut s, r, i);
+        s
+    }
+
+    /// Lines perf trace 6.1 printed on this machine, with the same inputs.
+    #[test]
+    fn matches_perf_layout() {
+        let mut f = LineFormatter::new(LineOptions::default());
+        let base = rec("cat", 6052, 1000.0, 1000.001, [0; 6], 0);
+        // The first event sets the time base.
+        let brk = info("brk", &[("brk", ArgKind::U64)]);
+        let mut r = rec("cat", 6052, 1000.057, 1000.070, [0; 6], 0x562630b3b000);
+        let _ = line(&mut f, &base, &brk);
+        assert_eq!(
+            line(&mut f, &r, &brk),
+            "     0.057 ( 0.013 ms): cat/6052 brk()                                                                 = 0x562630b3b000\n"
+        );
+        let munmap = info("munmap", &[("addr", ArgKind::U64), ("len", ArgKind::U64)]);
+        r = rec("cat", 6052, 1001.218, 1001.238, [0x7f284264d000, 33699, 0, 0, 0, 0], 0);
+        let mut specs = munmap;
+        specs.args.as_mut().unwrap()[0].kind = ArgKind::Pointer;
+        assert_eq!(
+            line(&mut f, &r, &specs),
+            "     1.218 ( 0.020 ms): cat/6052 munmap(addr: 0x7f284264d000, len: 33699)                              = 0\n"
+        );
+    }
+
+    #[test]
+    fn errors_continued_and_no_return() {
+        let mut f = LineFormatter::new(LineOptions::default());
+        let openat = info(
+            "openat",
+            &[("dfd", ArgKind::I32), ("filename", ArgKind::Pointer), ("flags", ArgKind::I32), ("mode", ArgKind::U32)],
+        );
+        let r = rec("ls", 6076, 3.446, 3.477, [(-100i64) as u64, 0x27e47390, 0, 0, 0, 0], -2);
+        assert_eq!(
+            line(&mut f, &r, &openat),
+            "     0.000 ( 0.031 ms): ls/6076 openat(dfd: -100, filename: 0x27e47390)                               = -1 ENOENT (No such file or directory)\n"
+        );
+
+        let execve = info("execve", &[]);
+        let mut cont = rec("cat", 6052, 0.0, 5.0, [0; 6], 0);
+        cont.flags = REC_HAS_EXIT;
+        cont.enter_ns = 0;
+        assert_eq!(
+            line(&mut f, &cont, &execve),
+            "         ? (         ): cat/6052  ... [continued]: execve())                                           = 0\n"
+        );
+
+        let exit_group = info("exit_group", &[("error_code", ArgKind::I32)]);
+        let mut eg = rec("cat", 6071, 7.776, 0.0, [0; 6], 0);
+        eg.flags = REC_HAS_ENTRY;
+        assert_eq!(
+            line(&mut f, &eg, &exit_group),
+            "     4.330 (         ): cat/6071 exit_group()                                                          = ?\n"
+        );
+    }
+
+    #[test]
+    fn pid_returns_name_the_task() {
+        let mut f = LineFormatter::new(LineOptions { show_timestamp: false, show_duration: false, ..Default::default() });
+        let child = rec("ls", 6076, 1.0, 2.0, [0; 6], 0);
+        let _ = line(&mut f, &child, &info("close", &[]));
+        let wait4 = info("wait4", &[("upid", ArgKind::I32)]);
+        let r = rec("sh", 6075, 2.0, 3.0, [u64::MAX, 0, 0, 0, 0, 0], 6076);
+        assert_eq!(
+            line(&mut f, &r, &wait4),
+            "sh/6075 wait4(upid: -1)                                                       = 6076 (ls)\n"
+        );
+        let clone = info("clone", &[]);
+        let r = rec("sh", 6075, 2.0, 3.0, [0; 6], 7000);
+        assert!(line(&mut f, &r, &clone).ends_with("= 7000 (sh)\n"));
+        let poll = info("poll", &[]);
+        let r = rec("sh", 6075, 2.0, 3.0, [0; 6], 0);
+        assert!(line(&mut f, &r, &poll).ends_with("= 0 (Timeout)\n"));
+    }
+
+    #[test]
+    fn long_comm_is_cut_and_no_comm_prints_tid() {
+        let mut f = LineFormatter::new(LineOptions { show_timestamp: false, show_duration: false, ..Default::default() });
+        let r = rec("abcdefghijklmno", 9, 1.0, 2.0, [0; 6], 0);
+        assert!(line(&mut f, &r, &info("getppid", &[])).starts_with("abcdefghijklmn/9 getppid()"));
+        let mut f = LineFormatter::new(LineOptions { show_comm: false, show_timestamp: false, show_duration: false, ..Default::default() });
+        assert!(line(&mut f, &r, &info("sync", &[])).starts_with("9 sync()"));
+    }
+}

@@ -1,0 +1,357 @@
+//! One tracing session, start to end:
+//! load → attach fork/exit upkeep → fork the held workload → write pids_filtered and the
+//! targets → prune both maps → attach the syscall programs → release the workload →
+//! read the ring buffer until the workload exits, the targets are gone or a signal
+//! comes → final drain.
+
+use std::{
+    io::{self, Write},
+    os::fd::{AsRawFd, FromRawFd, OwnedFd},
+    time::{Duration, Instant},
+};
+
+use aya::{
+    Ebpf,
+    maps::{MapData, PerCpuArray, RingBuf},
+};
+use thiserror::Error;
+use trace_common::{
+    SyscallRecord,
+    maps::{
+        COUNTER_DROPPED, COUNTER_LOST_TASKS, COUNTERS, EVENTS, PID_MAP_ENTRIES, PIDS_FILTERED,
+        PIDS_TO_TRACE, TRACE_ARM_ON_EXEC, TRACE_ON,
+    },
+};
+
+use crate::{
+    config::{Config, Targets},
+    decode::Catalog,
+    kernel::{
+        loader::{self, LoadError, Settings},
+        map_ops::PidMapFd,
+        pidns::PidNs,
+        privilege::{self, NotPrivileged},
+        tracefs::{Tracefs, TracefsError},
+    },
+    output::{self, Sink, line::LineFormatter},
+    pids::{
+        proc_stat::{Liveness, task_liveness},
+        prune::prune,
+        targets,
+    },
+    signals,
+    workload::{Workload, WorkloadError},
+};
+
+#[derive(Debug, Error)]
+pub enum SessionError {
+    #[error(transparent)]
+    Privilege(#[from] NotPrivileged),
+    #[error(transparent)]
+    Tracefs(#[from] TracefsError),
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl SessionError {
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            SessionError::Workload(w) => w.exit_code(),
+            _ => 1,
+        }
+    }
+}
+
+fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> SessionError {
+    let what = what.into();
+    move |source| SessionError::Io { what, source }
+}
+
+/// Runs the session; returns rtrace's exit status.
+pub fn run(cfg: Config) -> Result<i32, SessionError> {
+    privilege::check()?;
+    let tracefs = Tracefs::find_or_mount()?;
+    let fork_off = tracefs.require_field_offset("sched", "sched_process_fork", "child_pid")?;
+    let exit_off = tracefs.field_offset("sched", "sched_process_exit", "group_dead")?;
+    let ns = PidNs::current().map_err(io_err("reading /proc/self/ns/pid"))?;
+
+    let (trace_all, filter_uid, argv) = match &cfg.targets {
+        Targets::Workload(argv) => (false, None, Some(argv)),
+        Targets::Pids(_) | Targets::Tids(_) => (false, None, None),
+        Targets::System { uid, workload } => (true, *uid, workload.as_ref()),
+    };
+    let key_by_tid = match cfg.targets {
+        Targets::Tids(_) => true,
+        Targets::Pids(_) | Targets::Workload(_) => !cfg.inherit,
+        Targets::System { .. } => false,
+    };
+    let settings = Settings {
+        trace_all,
+        filter_uid,
+        inherit: cfg.inherit,
+        key_by_tid,
+        pidns: (!ns.is_initial()).then_some((ns.dev, ns.ino)),
+        fork_child_pid_off: fork_off,
+        exit_group_dead_off: exit_off,
+        ring_bytes: cfg.ring_bytes,
+    };
+    if cfg.verbose > 0 {
+        eprintln!("rtrace: {settings:?}");
+    }
+    let mut out = output::sink(cfg.output.as_deref())
+        .map_err(io_err(format!("opening {:?}", cfg.output.as_deref().unwrap_or("".as_ref()))))?;
+
+    let mut bpf = loader::load(&settings)?;
+    signals::install().map_err(|e| SessionError::Io {
+        what: "installing signal handlers".into(),
+        source: e.into(),
+    })?;
+    loader::attach_lifecycle(&mut bpf)?;
+    let mut workload = argv.map(|a| Workload::spawn_held(a)).transpose()?;
+    write_pid_maps(&bpf, &cfg, workload.as_ref(), key_by_tid)?;
+    loader::attach_syscalls(&mut bpf)?;
+    let pidfd = match &mut workload {
+        Some(w) => {
+            let fd = pidfd_open(w.pid).map_err(io_err("pidfd_open on the workload"))?;
+            if let Err(e) = w.release() {
+                reap(w.pid);
+                return Err(e.into());
+            }
+            Some(fd)
+        }
+        None => None,
+    };
+
+    let ended = event_loop(&mut bpf, &cfg, tracefs, &mut out, pidfd.as_ref(), workload.as_ref())?;
+    let _ = out.flush();
+    drop(bpf); // detach everything before waiting on anything else
+    let lost_tasks = ended.lost_tasks;
+    if lost_tasks > 0 {
+        eprintln!("rtrace: {lost_tasks} tasks could not be traced: the pid map was full");
+    }
+    Ok(ended.exit_code)
+}
+
+fn write_pid_maps(
+    bpf: &Ebpf,
+    cfg: &Config,
+    workload: Option<&Workload>,
+    key_by_tid: bool,
+) -> Result<(), SessionError> {
+    let filtered = PidMapFd::new(loader::map_fd(bpf, PIDS_FILTERED)?);
+    let mut filter = cfg.filter_pids.clone();
+    if let Targets::System { .. } = cfg.targets {
+        filter.extend(targets::ancestors_to_filter(&targets::ancestors()));
+    }
+    for pid in filter {
+        filtered.insert(pid, 1).map_err(io_err(format!("writing {pid} to {PIDS_FILTERED}")))?;
+    }
+    let to_trace = PidMapFd::new(loader::map_fd(bpf, PIDS_TO_TRACE)?);
+    let mut keys: Vec<(u32, u32)> = Vec::new();
+    match &cfg.targets {
+        Targets::Workload(_) => {
+            if let Some(w) = workload {
+                keys.push((w.pid, TRACE_ON | TRACE_ARM_ON_EXEC));
+            }
+        }
+        Targets::Pids(pids) => {
+            for &pid in pids {
+                if key_by_tid {
+                    // A process that exits now simply has no threads left to list.
+                    let tids = targets::threads_of(pid).unwrap_or_default();
+                    keys.extend(tids.into_iter().map(|t| (t, TRACE_ON)));
+                } else {
+                    keys.push((pid, TRACE_ON));
+                }
+            }
+        }
+        Targets::Tids(tids) => keys.extend(tids.iter().map(|&t| (t, TRACE_ON))),
+        Targets::System { .. } => {}
+    }
+    for (key, flags) in keys {
+        to_trace.insert(key, flags).map_err(io_err(format!("writing {key} to {PIDS_TO_TRACE}")))?;
+    }
+
+    // After the last write: drop what died before the exit program could see it.
+    for (name, fd) in [(PIDS_FILTERED, filtered), (PIDS_TO_TRACE, to_trace)] {
+        let mut fd = fd;
+        let stats = prune(&mut fd, PID_MAP_ENTRIES, |pid| task_liveness(pid) == Liveness::Alive)
+            .map_err(io_err(format!("pruning {name}")))?;
+        if cfg.verbose > 0 {
+            eprintln!("rtrace: pruned {name}: {stats:?}");
+        }
+    }
+    Ok(())
+}
+
+fn pidfd_open(pid: u32) -> io::Result<OwnedFd> {
+    // SAFETY: plain syscall with integer arguments.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor that we own.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// Reaps the workload; its exit status the way a shell reports it.
+fn reap(pid: u32) -> Option<i32> {
+    let mut status = 0;
+    // SAFETY: status is a valid out-parameter.
+    let rc = unsafe { libc::waitpid(pid as libc::pid_t, &mut status, libc::WNOHANG) };
+    if rc != pid as libc::pid_t {
+        return None;
+    }
+    if libc::WIFEXITED(status) {
+        Some(libc::WEXITSTATUS(status))
+    } else if libc::WIFSIGNALED(status) {
+        Some(128 + libc::WTERMSIG(status))
+    } else {
+        None
+    }
+}
+
+struct Ended {
+    exit_code: i32,
+    lost_tasks: u64,
+}
+
+/// How often the reader drains when no wake-up came (the programs wake it only when
+/// the ring fills past a quarter).
+const DRAIN_EVERY: Duration = Duration::from_millis(100);
+
+fn counter_sum(counters: &PerCpuArray<&MapData, u64>, slot: u32) -> u64 {
+    counters.get(&slot, 0).map(|v| v.iter().sum()).unwrap_or(0)
+}
+
+fn event_loop(
+    bpf: &mut Ebpf,
+    cfg: &Config,
+    tracefs: Tracefs,
+    out: &mut Sink,
+    pidfd: Option<&OwnedFd>,
+    workload: Option<&Workload>,
+) -> Result<Ended, SessionError> {
+    let ring_map = bpf.take_map(EVENTS).ok_or(LoadError::MissingMap(EVENTS))?;
+    let mut ring: RingBuf<MapData> = RingBuf::try_from(ring_map)
+        .map_err(|e| SessionError::Io { what: "opening the ring buffer".into(), source: io::Error::other(e) })?;
+    let counters: PerCpuArray<&MapData, u64> = PerCpuArray::try_from(
+        bpf.map(COUNTERS).ok_or(LoadError::MissingMap(COUNTERS))?,
+    )
+    .map_err(|e| SessionError::Io { what: "opening the counters".into(), source: io::Error::other(e) })?;
+    let to_trace = PidMapFd::new(loader::map_fd(bpf, PIDS_TO_TRACE)?);
+    let follow_targets = matches!(cfg.targets, Targets::Pids(_) | Targets::Tids(_));
+
+    let mut printer = Printer {
+        catalog: Catalog::new(tracefs),
+        fmt: LineFormatter::new(cfg.line.clone()),
+        line: String::with_capacity(512),
+        printed: 0,
+        cfg,
+    };
+    let mut reported_lost = 0u64;
+    let mut exit_code = None;
+    let mut stop_at: Option<Instant> = None;
+
+    loop {
+        let mut fds = vec![libc::pollfd { fd: ring.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
+        if let Some(fd) = pidfd {
+            fds.push(libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 });
+        }
+        // SAFETY: fds is a valid array of pollfd of the given length.
+        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, DRAIN_EVERY.as_millis() as i32) };
+
+        let mut done = printer.drain(&mut ring, out);
+        let dropped = counter_sum(&counters, COUNTER_DROPPED);
+        if dropped > reported_lost {
+            let _ = writeln!(out, "LOST {} events!", dropped - reported_lost);
+            reported_lost = dropped;
+        }
+        let _ = out.flush();
+
+        if let Some(w) = workload
+            && fds.get(1).is_some_and(|p| p.revents != 0)
+            && let Some(code) = reap(w.pid)
+        {
+            exit_code = Some(code);
+            done = true;
+        }
+        if follow_targets && to_trace.is_empty().unwrap_or(false) {
+            // Every target has exited (children were added as they forked).
+            done = true;
+        }
+        if signals::stop_requested().is_some() {
+            // Give a workload hit by the same Ctrl-C a moment to finish.
+            let deadline = *stop_at.get_or_insert_with(|| Instant::now() + Duration::from_secs(1));
+            if workload.is_none() || exit_code.is_some() || Instant::now() >= deadline {
+                done = true;
+            }
+        }
+        if done {
+            break;
+        }
+    }
+    printer.drain(&mut ring, out);
+    let _ = out.flush();
+
+    let exit_code = match (exit_code, signals::stop_requested()) {
+        (Some(code), _) => code,
+        (None, Some(sig)) if workload.is_some() => 128 + sig,
+        _ => 0,
+    };
+    Ok(Ended { exit_code, lost_tasks: counter_sum(&counters, COUNTER_LOST_TASKS) })
+}
+
+struct Printer<'c> {
+    catalog: Catalog<Tracefs>,
+    fmt: LineFormatter,
+    line: String,
+    printed: u64,
+    cfg: &'c Config,
+}
+
+impl Printer<'_> {
+    /// Prints what the ring holds; true once --max-events is reached.
+    fn drain(&mut self, ring: &mut RingBuf<MapData>, out: &mut Sink) -> bool {
+        while let Some(item) = ring.next() {
+            let Some(rec) = SyscallRecord::from_bytes(&item) else {
+                continue;
+            };
+            drop(item);
+            if !self.wanted(&rec) {
+                continue;
+            }
+            self.line.clear();
+            let info = self.catalog.get(rec.nr);
+            self.fmt.format(&mut self.line, &rec, info);
+            if out.write_all(self.line.as_bytes()).is_err() {
+                return true;
+            }
+            self.printed += 1;
+            if self.cfg.max_events.is_some_and(|max| self.printed >= max) {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn wanted(&self, rec: &SyscallRecord) -> bool {
+        if self.cfg.failure_only && !(rec.has_exit() && rec.ret < 0 && rec.ret >= -4095) {
+            return false;
+        }
+        if let Some(min) = self.cfg.min_duration_ns {
+            if !(rec.has_entry() && rec.has_exit() && rec.exit_ns - rec.enter_ns > min) {
+                return false;
+            }
+        }
+        true
+    }
+}

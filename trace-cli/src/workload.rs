@@ -1,0 +1,174 @@
+//! The traced command: forked, held on a pipe until the programs are attached and its
+//! pid is a target, then released to exec. As perf does, it starts as a child of rtrace
+//! in rtrace's process group, so the terminal's Ctrl-C reaches both.
+
+use std::{
+    ffi::{CString, OsStr, OsString},
+    io,
+    os::{
+        fd::{AsRawFd, FromRawFd, OwnedFd, RawFd},
+        unix::ffi::OsStrExt,
+    },
+    path::{Path, PathBuf},
+};
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum WorkloadError {
+    #[error("cannot run '{name}': command not found")]
+    NotFound { name: String },
+    #[error("cannot run '{name}': {source}")]
+    Exec {
+        name: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("cannot start the workload: {0}")]
+    Spawn(#[source] io::Error),
+    #[error("argument holds a NUL byte: {0:?}")]
+    Nul(OsString),
+}
+
+impl WorkloadError {
+    /// The exit status a shell would give: 127 for a command that cannot be run.
+    pub fn exit_code(&self) -> i32 {
+        127
+    }
+}
+
+pub struct Workload {
+    pub pid: u32,
+    name: String,
+    go: Option<OwnedFd>,
+    exec_error: OwnedFd,
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+}
+
+/// Resolves the program like execvp: a name with a `/` as is, otherwise the first
+/// executable file of that name on PATH. Done before the fork, so the trace shows the
+/// one execve that runs it rather than a probe of each PATH directory.
+pub fn resolve_program(name: &OsStr, path_var: Option<&OsStr>) -> Option<PathBuf> {
+    if name.as_bytes().contains(&b'/') {
+        return Some(PathBuf::from(name));
+    }
+    let path_var = path_var.unwrap_or(OsStr::new("/usr/local/bin:/usr/bin:/bin"));
+    std::env::split_paths(path_var).map(|dir| dir.join(name)).find(|p| is_executable(p))
+}
+
+fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as RawFd; 2];
+    // SAFETY: fds is a valid two-int array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 returned two new descriptors that we now own.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+impl Workload {
+    /// Forks the command and leaves it waiting for [`Workload::release`].
+    pub fn spawn_held(argv: &[OsString]) -> Result<Self, WorkloadError> {
+        let name = argv[0].to_string_lossy().into_owned();
+        let program = resolve_program(&argv[0], std::env::var_os("PATH").as_deref())
+            .ok_or_else(|| WorkloadError::NotFound { name: name.clone() })?;
+        let cstr = |s: &OsStr| CString::new(s.as_bytes()).map_err(|_| WorkloadError::Nul(s.into()));
+        let program = cstr(program.as_os_str())?;
+        let args: Vec<CString> = argv.iter().map(|a| cstr(a)).collect::<Result<_, _>>()?;
+        let mut arg_ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+        arg_ptrs.push(std::ptr::null());
+
+        let (go_r, go_w) = pipe_cloexec().map_err(WorkloadError::Spawn)?;
+        let (err_r, err_w) = pipe_cloexec().map_err(WorkloadError::Spawn)?;
+
+        // SAFETY: rtrace is single-threaded here; the child only makes async-signal-safe
+        // calls (read, signal, execv, write, _exit) on memory prepared before the fork.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(WorkloadError::Spawn(io::Error::last_os_error()));
+        }
+        if pid == 0 {
+            // SAFETY: see above.
+            unsafe { child_wait_and_exec(go_r.as_raw_fd(), err_w.as_raw_fd(), &program, &arg_ptrs) }
+        }
+        drop(go_r);
+        drop(err_w);
+        Ok(Self { pid: pid as u32, name, go: Some(go_w), exec_error: err_r })
+    }
+
+    /// Lets the command exec; returns once it has (or has failed to).
+    pub fn release(&mut self) -> Result<(), WorkloadError> {
+        if let Some(go) = self.go.take() {
+            let byte = [1u8];
+            // SAFETY: writing one byte from a valid buffer to our pipe end.
+            unsafe { libc::write(go.as_raw_fd(), byte.as_ptr().cast(), 1) };
+        }
+        let mut errno = [0u8; 4];
+        let n = loop {
+            // SAFETY: reading into a valid 4-byte buffer.
+            let n = unsafe { libc::read(self.exec_error.as_raw_fd(), errno.as_mut_ptr().cast(), 4) };
+            if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            break n;
+        };
+        if n == 4 {
+            return Err(WorkloadError::Exec {
+                name: self.name.clone(),
+                source: io::Error::from_raw_os_error(i32::from_ne_bytes(errno)),
+            });
+        }
+        // EOF: the exec succeeded and closed the CLOEXEC pipe.
+        Ok(())
+    }
+}
+
+/// The child: wait for the go byte, then exec. Never returns.
+unsafe fn child_wait_and_exec(
+    go: RawFd,
+    err: RawFd,
+    program: &CString,
+    argv: &[*const libc::c_char],
+) -> ! {
+    unsafe {
+        let mut byte = 0u8;
+        loop {
+            let n = libc::read(go, (&mut byte as *mut u8).cast(), 1);
+            if n == 1 {
+                break;
+            }
+            if n < 0 && *libc::__errno_location() == libc::EINTR {
+                continue;
+            }
+            // rtrace went away without releasing us: do not run untraced.
+            libc::_exit(127);
+        }
+        // Rust's runtime ignores SIGPIPE; an ignored signal stays ignored across exec,
+        // so give the command the default back (as std::process::Command does).
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::signal(libc::SIGTERM, libc::SIG_DFL);
+        libc::execv(program.as_ptr(), argv.as_ptr());
+        let errno = *libc::__errno_location();
+        libc::write(err, (&errno as *const i32).cast(), 4);
+        libc::_exit(127);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_like_execvp() {
+        let path = OsStr::new("/nonexistent:/bin:/usr/bin");
+        let sh = resolve_program(OsStr::new("sh"), Some(path)).unwrap();
+        assert!(sh.ends_with("sh") && sh.is_absolute());
+        assert_eq!(resolve_program(OsStr::new("./x"), Some(path)), Some(PathBuf::from("./x")));
+        assert_eq!(resolve_program(OsStr::new("no-such-command-here"), Some(path)), None);
+    }
+}
