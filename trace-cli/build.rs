@@ -12,7 +12,11 @@ fn main() -> anyhow::Result<()> {
         .join("trace-ebpf");
     let root = root.to_str().ok_or_else(|| anyhow!("non-UTF-8 path"))?;
     aya_build::build_ebpf(
-        [Package { name: "trace-ebpf", root_dir: root, ..Default::default() }],
+        [Package {
+            name: "trace-ebpf",
+            root_dir: root,
+            ..Default::default()
+        }],
         Toolchain::default(),
     )
     .context("building the eBPF programs failed; run `cargo xtask setup` first")

@@ -1,1 +1,391 @@
+//! Helpers for the integration tests: run the real `rtrace` binary (as root), show
+//! everything on failure, and read rtrace's live BPF maps.
+//!
+//! Tests that need BPF call [`bpf_ready`] first: without root (or without the binary)
+//! they skip with a visible message, unless `RTRACE_REQUIRE_BPF=1` (CI), where that is
+//! a failure.
 
+use std::{
+    ffi::OsStr,
+    fmt, fs,
+    io::Read,
+    path::PathBuf,
+    process::{Child, Command, ExitStatus, Stdio},
+    thread,
+    time::{Duration, Instant},
+};
+
+pub fn rtrace_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("RTRACE_BIN") {
+        return p.into();
+    }
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/debug/rtrace")
+}
+
+fn required() -> bool {
+    std::env::var("RTRACE_REQUIRE_BPF").is_ok_and(|v| v == "1")
+}
+
+/// True when the BPF tests can run here; otherwise skips loudly (or fails in CI).
+pub fn bpf_ready(test: &str) -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let bin = rtrace_bin();
+    let why = if !root {
+        Some("not running as root".to_string())
+    } else if !bin.exists() {
+        Some(format!(
+            "{} is not built (run `cargo xtask test`)",
+            bin.display()
+        ))
+    } else {
+        None
+    };
+    match why {
+        None => true,
+        Some(why) if required() => panic!("{test}: RTRACE_REQUIRE_BPF=1 but {why}"),
+        Some(why) => {
+            eprintln!("SKIPPED {test}: {why}");
+            false
+        }
+    }
+}
+
+/// What a finished run printed; Display shows it all, for assertion messages.
+pub struct Run {
+    pub cmd: String,
+    pub status: ExitStatus,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl fmt::Display for Run {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "\n--- command: {}\n--- status: {:?}\n--- stdout:\n{}\n--- stderr:\n{}\n---",
+            self.cmd, self.status, self.stdout, self.stderr
+        )
+    }
+}
+
+impl Run {
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+
+    /// The trace lines (stderr lines that look like perf trace's syscall lines).
+    pub fn trace_lines(&self) -> Vec<&str> {
+        trace_lines(&self.stderr)
+    }
+}
+
+pub fn trace_lines(text: &str) -> Vec<&str> {
+    text.lines().filter(|l| parse_line(l).is_some()).collect()
+}
+
+/// A parsed syscall line: (comm, tid, syscall name, return text).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line<'a> {
+    pub comm: &'a str,
+    pub tid: u32,
+    pub name: &'a str,
+    pub args: &'a str,
+    pub ret: &'a str,
+}
+
+/// Parses `<ts> (<dur>): comm/tid name(args) = ret` (also `[continued]` lines).
+pub fn parse_line(l: &str) -> Option<Line<'_>> {
+    let rest = &l[l.find("): ")? + 3..];
+    let (who, call) = rest.split_once(' ')?;
+    let (comm, tid) = who.rsplit_once('/')?;
+    let tid = tid.parse().ok()?;
+    let call = call.trim_start();
+    let (call, ret) = match call.rfind(") ") {
+        Some(i) if call[i..].contains("= ") => {
+            let ret = call[i + 1..].trim_start().strip_prefix("= ")?;
+            (&call[..=i], ret)
+        }
+        _ => (call, ""),
+    };
+    let call = call.strip_prefix("... [continued]: ").unwrap_or(call);
+    let (name, args) = call.split_once('(')?;
+    Some(Line {
+        comm,
+        tid,
+        name,
+        args: args.trim_end_matches(')'),
+        ret,
+    })
+}
+
+pub fn rtrace() -> Command {
+    Command::new(rtrace_bin())
+}
+
+fn describe(cmd: &Command) -> String {
+    let mut s = cmd.get_program().to_string_lossy().into_owned();
+    for a in cmd.get_args() {
+        s.push(' ');
+        s.push_str(&a.to_string_lossy());
+    }
+    s
+}
+
+/// Runs to completion with a time limit (killing it past the limit).
+pub fn run(cmd: &mut Command, limit: Duration) -> Run {
+    let desc = describe(cmd);
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {desc}: {e}"));
+    wait_output(child, desc, limit)
+}
+
+pub fn wait_output(mut child: Child, desc: String, limit: Duration) -> Run {
+    let mut out = child.stdout.take().unwrap();
+    let mut err = child.stderr.take().unwrap();
+    let t_out = thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = out.read_to_end(&mut s);
+        s
+    });
+    let t_err = thread::spawn(move || {
+        let mut s = Vec::new();
+        let _ = err.read_to_end(&mut s);
+        s
+    });
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let st = child.wait().unwrap();
+            let run = Run {
+                cmd: desc,
+                status: st,
+                stdout: String::from_utf8_lossy(&t_out.join().unwrap()).into(),
+                stderr: String::from_utf8_lossy(&t_err.join().unwrap()).into(),
+            };
+            panic!("timed out after {limit:?}: {run}");
+        }
+        thread::sleep(Duration::from_millis(10));
+    };
+    Run {
+        cmd: desc,
+        status,
+        stdout: String::from_utf8_lossy(&t_out.join().unwrap()).into(),
+        stderr: String::from_utf8_lossy(&t_err.join().unwrap()).into(),
+    }
+}
+
+/// Waits until `cond` holds, up to `limit`.
+pub fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if cond() {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(20));
+    }
+    cond()
+}
+
+/// The keys of the hash map named `name` that process `pid` holds open (read through
+/// /proc/<pid>/fdinfo, so that only this rtrace's map is read, not another session's).
+pub fn map_keys(pid: u32, name: &str) -> Option<Vec<u32>> {
+    use aya::maps::{HashMap, Map, MapData};
+    for entry in fs::read_dir(format!("/proc/{pid}/fdinfo")).ok()? {
+        let Ok(info) = fs::read_to_string(entry.ok()?.path()) else {
+            continue;
+        };
+        let Some(id) = info
+            .lines()
+            .find_map(|l| l.strip_prefix("map_id:"))
+            .and_then(|v| v.trim().parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(data) = MapData::from_id(id) else {
+            continue;
+        };
+        let Ok(map_info) = data.info() else {
+            continue;
+        };
+        if map_info.name_as_str() != Some(name) {
+            continue;
+        }
+        let map = HashMap::<_, u32, u32>::try_from(Map::HashMap(data)).ok()?;
+        let mut keys: Vec<u32> = map.keys().filter_map(Result::ok).collect();
+        keys.sort_unstable();
+        return Some(keys);
+    }
+    None
+}
+
+/// A background process for the tests, killed and reaped when dropped.
+pub struct Bg {
+    pub child: Child,
+}
+
+impl Bg {
+    pub fn spawn(program: impl AsRef<OsStr>, args: &[&str]) -> Bg {
+        let child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn background process");
+        Bg { child }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Bg {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// rtrace running in the background, its stderr collected as it comes.
+pub struct Tracer {
+    child: Option<Child>,
+    desc: String,
+    stderr: std::sync::Arc<std::sync::Mutex<String>>,
+    reader: Option<thread::JoinHandle<()>>,
+}
+
+/// What rtrace prints with `-v` once the syscall programs are attached.
+pub const TRACING_STARTED: &str = "rtrace: tracing started";
+
+impl Tracer {
+    /// Starts `rtrace -v ARGS` and waits until its programs are attached.
+    pub fn start(args: &[&str]) -> Tracer {
+        let mut cmd = rtrace();
+        cmd.arg("-v").args(args);
+        Self::start_cmd(cmd)
+    }
+
+    pub fn start_cmd(mut cmd: Command) -> Tracer {
+        use std::io::BufRead;
+        let desc = describe(&cmd);
+        let mut child = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {desc}: {e}"));
+        let err = child.stderr.take().unwrap();
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sink = stderr.clone();
+        let reader = thread::spawn(move || {
+            let mut r = std::io::BufReader::new(err);
+            let mut line = String::new();
+            while r.read_line(&mut line).unwrap_or(0) > 0 {
+                sink.lock().unwrap().push_str(&line);
+                line.clear();
+            }
+        });
+        let t = Tracer {
+            child: Some(child),
+            desc,
+            stderr,
+            reader: Some(reader),
+        };
+        let started = wait_for(Duration::from_secs(30), || {
+            t.stderr().contains(TRACING_STARTED)
+        });
+        assert!(started, "rtrace did not start: {}\n{}", t.desc, t.stderr());
+        t
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().unwrap().id()
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Has rtrace exited by itself?
+    pub fn exited(&mut self) -> bool {
+        self.child.as_mut().unwrap().try_wait().unwrap().is_some()
+    }
+
+    /// SIGINT, as a user's Ctrl-C, then waits for rtrace to finish.
+    pub fn stop(mut self) -> Run {
+        let mut child = self.child.take().unwrap();
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        self.finish(&mut child)
+    }
+
+    /// Waits for rtrace to end by itself.
+    pub fn wait(mut self, limit: Duration) -> Run {
+        let mut child = self.child.take().unwrap();
+        let deadline = Instant::now() + limit;
+        while child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let run = self.finish(&mut child);
+                panic!("rtrace did not end within {limit:?}: {run}");
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        self.finish(&mut child)
+    }
+
+    fn finish(&mut self, child: &mut Child) -> Run {
+        let status = child.wait().unwrap();
+        if let Some(r) = self.reader.take() {
+            let _ = r.join();
+        }
+        Run {
+            cmd: self.desc.clone(),
+            status,
+            stdout: String::new(),
+            stderr: self.stderr(),
+        }
+    }
+}
+
+impl Drop for Tracer {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A Python helper process (python3 is on every machine of this kind).
+pub fn python(code: &str) -> Bg {
+    Bg::spawn("python3", &["-c", code])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_lines() {
+        let l = parse_line("     0.412 ( 0.011 ms): cat/3102 openat(dfd: CWD, flags: RDONLY) = 3")
+            .unwrap();
+        assert_eq!((l.comm, l.tid, l.name, l.ret), ("cat", 3102, "openat", "3"));
+        let l = parse_line("         ? (         ): cat/6052  ... [continued]: execve())      = 0")
+            .unwrap();
+        assert_eq!((l.name, l.ret), ("execve", "0"));
+        let l = parse_line("     6.673 (         ): ls/2012 exit_group()     = ?").unwrap();
+        assert_eq!((l.name, l.ret), ("exit_group", "?"));
+        assert!(parse_line("LOST 3 events!").is_none());
+    }
+}

@@ -10,9 +10,17 @@ use crate::{cli::Args, output::line::LineOptions};
 #[derive(Debug, Error, PartialEq)]
 pub enum ConfigError {
     #[error("invalid {what} '{value}' for {flag}: expected a positive number")]
-    BadNumber { what: &'static str, value: String, flag: &'static str },
+    BadNumber {
+        what: &'static str,
+        value: String,
+        flag: &'static str,
+    },
     #[error("no such {what}: {pid} ({flag})")]
-    NoSuchTask { what: &'static str, pid: u32, flag: &'static str },
+    NoSuchTask {
+        what: &'static str,
+        pid: u32,
+        flag: &'static str,
+    },
     #[error("a command cannot be combined with -p/--pid or -t/--tid: trace one or the other")]
     CommandWithTargets,
     #[error("-p/--pid and -t/--tid cannot be combined: use one of them")]
@@ -32,7 +40,10 @@ pub enum Targets {
     Pids(Vec<u32>),
     Tids(Vec<u32>),
     /// Every task (`-a`), or every task of a user (`-u`); with a command, while it runs.
-    System { uid: Option<u32>, workload: Option<Vec<OsString>> },
+    System {
+        uid: Option<u32>,
+        workload: Option<Vec<OsString>>,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -62,7 +73,13 @@ fn parse_pids(
         let item = item.trim();
         match item.parse::<u32>() {
             Ok(pid) if pid > 0 => out.push(pid),
-            _ => return Err(ConfigError::BadNumber { what, value: item.into(), flag }),
+            _ => {
+                return Err(ConfigError::BadNumber {
+                    what,
+                    value: item.into(),
+                    flag,
+                });
+            }
         }
     }
     Ok(out)
@@ -88,7 +105,10 @@ pub fn parse_ring_size(s: &str) -> Result<u32, ConfigError> {
     };
     let n: u64 = digits.parse().map_err(|_| bad())?;
     let bytes = n.checked_mul(mult).filter(|&b| b > 0).ok_or_else(bad)?;
-    let bytes = bytes.max(PAGE).checked_next_power_of_two().ok_or_else(bad)?;
+    let bytes = bytes
+        .max(PAGE)
+        .checked_next_power_of_two()
+        .ok_or_else(bad)?;
     u32::try_from(bytes).map_err(|_| bad())
 }
 
@@ -110,19 +130,30 @@ pub fn resolve(args: Args, exists: impl Fn(u32) -> bool) -> Result<Config, Confi
     let mut filter_pids = parse_pids(&args.filter_pids, "pid", "--filter-pids")?;
     for &pid in &pids {
         if !exists(pid) {
-            return Err(ConfigError::NoSuchTask { what: "process", pid, flag: "-p/--pid" });
+            return Err(ConfigError::NoSuchTask {
+                what: "process",
+                pid,
+                flag: "-p/--pid",
+            });
         }
     }
     for &tid in &tids {
         if !exists(tid) {
-            return Err(ConfigError::NoSuchTask { what: "thread", pid: tid, flag: "-t/--tid" });
+            return Err(ConfigError::NoSuchTask {
+                what: "thread",
+                pid: tid,
+                flag: "-t/--tid",
+            });
         }
     }
     let uid = args.uid.as_deref().map(resolve_uid).transpose()?;
     let command = (!args.command.is_empty()).then_some(args.command);
 
     let targets = if args.all_cpus || uid.is_some() {
-        Targets::System { uid, workload: command }
+        Targets::System {
+            uid,
+            workload: command,
+        }
     } else if !pids.is_empty() || !tids.is_empty() {
         if command.is_some() {
             return Err(ConfigError::CommandWithTargets);
@@ -130,18 +161,27 @@ pub fn resolve(args: Args, exists: impl Fn(u32) -> bool) -> Result<Config, Confi
         if !pids.is_empty() && !tids.is_empty() {
             return Err(ConfigError::PidsWithTids);
         }
-        if pids.is_empty() { Targets::Tids(tids) } else { Targets::Pids(pids) }
+        if pids.is_empty() {
+            Targets::Tids(tids)
+        } else {
+            Targets::Pids(pids)
+        }
     } else if let Some(cmd) = command {
         Targets::Workload(cmd)
     } else {
-        Targets::System { uid: None, workload: None }
+        Targets::System {
+            uid: None,
+            workload: None,
+        }
     };
 
     // rtrace never reports itself.
     filter_pids.push(std::process::id());
 
     let min_duration_ns = match args.duration {
-        Some(ms) if !(ms >= 0.0) || !ms.is_finite() => return Err(ConfigError::BadDuration(ms)),
+        Some(ms) if !ms.is_finite() || ms < 0.0 => {
+            return Err(ConfigError::BadDuration(ms));
+        }
         Some(ms) => Some((ms * 1e6) as u64),
         None => None,
     };
@@ -192,17 +232,38 @@ mod tests {
         let c = resolve(args(&["-t", "7"]), live).unwrap();
         assert_eq!(c.targets, Targets::Tids(vec![7]));
         let c = resolve(args(&[]), live).unwrap();
-        assert_eq!(c.targets, Targets::System { uid: None, workload: None });
+        assert_eq!(
+            c.targets,
+            Targets::System {
+                uid: None,
+                workload: None
+            }
+        );
         let c = resolve(args(&["-a", "--", "true"]), live).unwrap();
-        assert_eq!(c.targets, Targets::System { uid: None, workload: Some(vec!["true".into()]) });
+        assert_eq!(
+            c.targets,
+            Targets::System {
+                uid: None,
+                workload: Some(vec!["true".into()])
+            }
+        );
         let c = resolve(args(&["-u", "0"]), live).unwrap();
-        assert_eq!(c.targets, Targets::System { uid: Some(0), workload: None });
+        assert_eq!(
+            c.targets,
+            Targets::System {
+                uid: Some(0),
+                workload: None
+            }
+        );
     }
 
     #[test]
     fn bad_targets_name_the_value() {
         let e = resolve(args(&["-p", "12x"]), live).unwrap_err();
-        assert_eq!(e.to_string(), "invalid pid '12x' for -p/--pid: expected a positive number");
+        assert_eq!(
+            e.to_string(),
+            "invalid pid '12x' for -p/--pid: expected a positive number"
+        );
         let e = resolve(args(&["-p", "5000"]), live).unwrap_err();
         assert_eq!(e.to_string(), "no such process: 5000 (-p/--pid)");
         let e = resolve(args(&["-t", "4242"]), live).unwrap_err();
@@ -215,10 +276,11 @@ mod tests {
             resolve(args(&["-u", "no-such-user-xyz"]), live).unwrap_err(),
             ConfigError::UnknownUser(_)
         ));
-        assert!(matches!(
-            resolve(args(&["--filter-pids", "-3"]), live),
-            Err(_)
-        ));
+        let e = resolve(args(&["--filter-pids", "1,x"]), live).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "invalid pid 'x' for --filter-pids: expected a positive number"
+        );
     }
 
     #[test]

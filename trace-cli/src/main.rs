@@ -22,7 +22,11 @@ fn main() {
         }
         Err(e) => {
             let msg = e.to_string();
-            let first = msg.lines().next().unwrap_or("").trim_start_matches("error: ");
+            let first = msg
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ");
             eprintln!("rtrace: {first} — see rtrace --help");
             std::process::exit(2);
         }

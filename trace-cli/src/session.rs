@@ -106,8 +106,10 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     if cfg.verbose > 0 {
         eprintln!("rtrace: {settings:?}");
     }
-    let mut out = output::sink(cfg.output.as_deref())
-        .map_err(io_err(format!("opening {:?}", cfg.output.as_deref().unwrap_or("".as_ref()))))?;
+    let mut out = output::sink(cfg.output.as_deref()).map_err(io_err(format!(
+        "opening {:?}",
+        cfg.output.as_deref().unwrap_or("".as_ref())
+    )))?;
 
     let mut bpf = loader::load(&settings)?;
     signals::install().map_err(|e| SessionError::Io {
@@ -129,8 +131,18 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         }
         None => None,
     };
+    if cfg.verbose > 0 {
+        eprintln!("rtrace: tracing started");
+    }
 
-    let ended = event_loop(&mut bpf, &cfg, tracefs, &mut out, pidfd.as_ref(), workload.as_ref())?;
+    let ended = event_loop(
+        &mut bpf,
+        &cfg,
+        tracefs,
+        &mut out,
+        pidfd.as_ref(),
+        workload.as_ref(),
+    )?;
     let _ = out.flush();
     drop(bpf); // detach everything before waiting on anything else
     let lost_tasks = ended.lost_tasks;
@@ -152,7 +164,9 @@ fn write_pid_maps(
         filter.extend(targets::ancestors_to_filter(&targets::ancestors()));
     }
     for pid in filter {
-        filtered.insert(pid, 1).map_err(io_err(format!("writing {pid} to {PIDS_FILTERED}")))?;
+        filtered
+            .insert(pid, 1)
+            .map_err(io_err(format!("writing {pid} to {PIDS_FILTERED}")))?;
     }
     let to_trace = PidMapFd::new(loader::map_fd(bpf, PIDS_TO_TRACE)?);
     let mut keys: Vec<(u32, u32)> = Vec::new();
@@ -177,14 +191,18 @@ fn write_pid_maps(
         Targets::System { .. } => {}
     }
     for (key, flags) in keys {
-        to_trace.insert(key, flags).map_err(io_err(format!("writing {key} to {PIDS_TO_TRACE}")))?;
+        to_trace
+            .insert(key, flags)
+            .map_err(io_err(format!("writing {key} to {PIDS_TO_TRACE}")))?;
     }
 
     // After the last write: drop what died before the exit program could see it.
     for (name, fd) in [(PIDS_FILTERED, filtered), (PIDS_TO_TRACE, to_trace)] {
         let mut fd = fd;
-        let stats = prune(&mut fd, PID_MAP_ENTRIES, |pid| task_liveness(pid) == Liveness::Alive)
-            .map_err(io_err(format!("pruning {name}")))?;
+        let stats = prune(&mut fd, PID_MAP_ENTRIES, |pid| {
+            task_liveness(pid) == Liveness::Alive
+        })
+        .map_err(io_err(format!("pruning {name}")))?;
         if cfg.verbose > 0 {
             eprintln!("rtrace: pruned {name}: {stats:?}");
         }
@@ -241,12 +259,17 @@ fn event_loop(
     workload: Option<&Workload>,
 ) -> Result<Ended, SessionError> {
     let ring_map = bpf.take_map(EVENTS).ok_or(LoadError::MissingMap(EVENTS))?;
-    let mut ring: RingBuf<MapData> = RingBuf::try_from(ring_map)
-        .map_err(|e| SessionError::Io { what: "opening the ring buffer".into(), source: io::Error::other(e) })?;
+    let mut ring: RingBuf<MapData> = RingBuf::try_from(ring_map).map_err(|e| SessionError::Io {
+        what: "opening the ring buffer".into(),
+        source: io::Error::other(e),
+    })?;
     let counters: PerCpuArray<&MapData, u64> = PerCpuArray::try_from(
         bpf.map(COUNTERS).ok_or(LoadError::MissingMap(COUNTERS))?,
     )
-    .map_err(|e| SessionError::Io { what: "opening the counters".into(), source: io::Error::other(e) })?;
+    .map_err(|e| SessionError::Io {
+        what: "opening the counters".into(),
+        source: io::Error::other(e),
+    })?;
     let to_trace = PidMapFd::new(loader::map_fd(bpf, PIDS_TO_TRACE)?);
     let follow_targets = matches!(cfg.targets, Targets::Pids(_) | Targets::Tids(_));
 
@@ -262,12 +285,26 @@ fn event_loop(
     let mut stop_at: Option<Instant> = None;
 
     loop {
-        let mut fds = vec![libc::pollfd { fd: ring.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
+        let mut fds = vec![libc::pollfd {
+            fd: ring.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
         if let Some(fd) = pidfd {
-            fds.push(libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 });
+            fds.push(libc::pollfd {
+                fd: fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            });
         }
         // SAFETY: fds is a valid array of pollfd of the given length.
-        unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, DRAIN_EVERY.as_millis() as i32) };
+        unsafe {
+            libc::poll(
+                fds.as_mut_ptr(),
+                fds.len() as libc::nfds_t,
+                DRAIN_EVERY.as_millis() as i32,
+            )
+        };
 
         let mut done = printer.drain(&mut ring, out);
         let dropped = counter_sum(&counters, COUNTER_DROPPED);
@@ -307,7 +344,10 @@ fn event_loop(
         (None, Some(sig)) if workload.is_some() => 128 + sig,
         _ => 0,
     };
-    Ok(Ended { exit_code, lost_tasks: counter_sum(&counters, COUNTER_LOST_TASKS) })
+    Ok(Ended {
+        exit_code,
+        lost_tasks: counter_sum(&counters, COUNTER_LOST_TASKS),
+    })
 }
 
 struct Printer<'c> {
@@ -347,11 +387,9 @@ impl Printer<'_> {
         if self.cfg.failure_only && !(rec.has_exit() && rec.ret < 0 && rec.ret >= -4095) {
             return false;
         }
-        if let Some(min) = self.cfg.min_duration_ns {
-            if !(rec.has_entry() && rec.has_exit() && rec.exit_ns - rec.enter_ns > min) {
-                return false;
-            }
+        match self.cfg.min_duration_ns {
+            Some(min) => rec.has_entry() && rec.has_exit() && rec.exit_ns - rec.enter_ns > min,
+            None => true,
         }
-        true
     }
 }

@@ -13,7 +13,11 @@ extern "C" fn on_signal(sig: libc::c_int) {
 
 /// Installs the handlers; without SA_RESTART, so a blocked poll returns at once.
 pub fn install() -> nix::Result<()> {
-    let action = SigAction::new(SigHandler::Handler(on_signal), SaFlags::empty(), SigSet::empty());
+    let action = SigAction::new(
+        SigHandler::Handler(on_signal),
+        SaFlags::empty(),
+        SigSet::empty(),
+    );
     for sig in [Signal::SIGINT, Signal::SIGTERM] {
         // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
         unsafe { sigaction(sig, &action) }?;

@@ -46,7 +46,9 @@ pub struct Workload {
 
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
-    path.metadata().map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0).unwrap_or(false)
+    path.metadata()
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
 }
 
 /// Resolves the program like execvp: a name with a `/` as is, otherwise the first
@@ -57,7 +59,9 @@ pub fn resolve_program(name: &OsStr, path_var: Option<&OsStr>) -> Option<PathBuf
         return Some(PathBuf::from(name));
     }
     let path_var = path_var.unwrap_or(OsStr::new("/usr/local/bin:/usr/bin:/bin"));
-    std::env::split_paths(path_var).map(|dir| dir.join(name)).find(|p| is_executable(p))
+    std::env::split_paths(path_var)
+        .map(|dir| dir.join(name))
+        .find(|p| is_executable(p))
 }
 
 fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
@@ -97,7 +101,12 @@ impl Workload {
         }
         drop(go_r);
         drop(err_w);
-        Ok(Self { pid: pid as u32, name, go: Some(go_w), exec_error: err_r })
+        Ok(Self {
+            pid: pid as u32,
+            name,
+            go: Some(go_w),
+            exec_error: err_r,
+        })
     }
 
     /// Lets the command exec; returns once it has (or has failed to).
@@ -110,7 +119,8 @@ impl Workload {
         let mut errno = [0u8; 4];
         let n = loop {
             // SAFETY: reading into a valid 4-byte buffer.
-            let n = unsafe { libc::read(self.exec_error.as_raw_fd(), errno.as_mut_ptr().cast(), 4) };
+            let n =
+                unsafe { libc::read(self.exec_error.as_raw_fd(), errno.as_mut_ptr().cast(), 4) };
             if n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted {
                 continue;
             }
@@ -168,7 +178,13 @@ mod tests {
         let path = OsStr::new("/nonexistent:/bin:/usr/bin");
         let sh = resolve_program(OsStr::new("sh"), Some(path)).unwrap();
         assert!(sh.ends_with("sh") && sh.is_absolute());
-        assert_eq!(resolve_program(OsStr::new("./x"), Some(path)), Some(PathBuf::from("./x")));
-        assert_eq!(resolve_program(OsStr::new("no-such-command-here"), Some(path)), None);
+        assert_eq!(
+            resolve_program(OsStr::new("./x"), Some(path)),
+            Some(PathBuf::from("./x"))
+        );
+        assert_eq!(
+            resolve_program(OsStr::new("no-such-command-here"), Some(path)),
+            None
+        );
     }
 }

@@ -93,7 +93,10 @@ mod tests {
     fn bytes_of(r: &SyscallRecord) -> std::vec::Vec<u8> {
         // SAFETY: SyscallRecord is plain old data without padding holes.
         unsafe {
-            core::slice::from_raw_parts((r as *const SyscallRecord).cast::<u8>(), SYSCALL_RECORD_SIZE)
+            core::slice::from_raw_parts(
+                (r as *const SyscallRecord).cast::<u8>(),
+                SYSCALL_RECORD_SIZE,
+            )
         }
         .to_vec()
     }
@@ -108,7 +111,10 @@ mod tests {
     fn rejects_short_and_foreign_records() {
         let r = sample();
         let b = bytes_of(&r);
-        assert_eq!(SyscallRecord::from_bytes(&b[..SYSCALL_RECORD_SIZE - 1]), None);
+        assert_eq!(
+            SyscallRecord::from_bytes(&b[..SYSCALL_RECORD_SIZE - 1]),
+            None
+        );
         let mut other = r;
         other.kind = 7;
         assert_eq!(SyscallRecord::from_bytes(&bytes_of(&other)), None);

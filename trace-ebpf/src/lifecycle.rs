@@ -2,17 +2,14 @@
 //! (rare events; their record layouts come from tracefs, offsets set by the loader).
 
 use aya_ebpf::{
-    helpers::bpf_get_current_pid_tgid,
-    macros::tracepoint,
-    programs::TracePointContext,
+    helpers::bpf_get_current_pid_tgid, macros::tracepoint, programs::TracePointContext,
 };
 use trace_common::maps::{COUNTER_LOST_TASKS, TRACE_ARM_ON_EXEC};
 
 use crate::{
     maps::{
         EXIT_GROUP_DEAD_OFF, FORK_CHILD_PID_OFF, FORK_HANDOFF, INFLIGHT, INHERIT, KEY_BY_TID,
-        PIDNS_INO, PIDS_FILTERED, PIDS_TO_TRACE, TRACE_ALL, bump, handoff_gauge,
-        handoff_gauge_add,
+        PIDNS_INO, PIDS_FILTERED, PIDS_TO_TRACE, TRACE_ALL, bump, handoff_gauge, handoff_gauge_add,
     },
     task::current_ids,
 };
@@ -43,7 +40,10 @@ fn on_fork(ctx: &TracePointContext) -> Option<()> {
     let ids = current_ids()?;
     // SAFETY: a u32 value, copied.
     let flags = unsafe { PIDS_TO_TRACE.get(ids.trace_key()) }.copied()?;
-    if FORK_HANDOFF.insert(child, flags & !TRACE_ARM_ON_EXEC, 0).is_err() {
+    if FORK_HANDOFF
+        .insert(child, flags & !TRACE_ARM_ON_EXEC, 0)
+        .is_err()
+    {
         bump(COUNTER_LOST_TASKS);
         return None;
     }

@@ -73,8 +73,16 @@ fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
         emit(REC_HAS_ENTRY, nr, &ids, now, 0, &args, 0);
         return Some(());
     }
-    let call = InflightCall { nr, _pad: 0, enter_ns: now, args };
-    if INFLIGHT.insert(bpf_get_current_pid_tgid() as u32, call, 0).is_err() {
+    let call = InflightCall {
+        nr,
+        _pad: 0,
+        enter_ns: now,
+        args,
+    };
+    if INFLIGHT
+        .insert(bpf_get_current_pid_tgid() as u32, call, 0)
+        .is_err()
+    {
         // No room to keep the entry: report the call now rather than lose it.
         emit(REC_HAS_ENTRY, nr, &ids, now, 0, &args, 0);
     }

@@ -21,7 +21,11 @@ impl Ids {
     /// The key of this task in `pids_to_trace`.
     #[inline(always)]
     pub fn trace_key(&self) -> u32 {
-        if KEY_BY_TID.load() != 0 { self.tid } else { self.pid }
+        if KEY_BY_TID.load() != 0 {
+            self.tid
+        } else {
+            self.pid
+        }
     }
 }
 
@@ -33,7 +37,10 @@ pub fn current_ids() -> Option<Ids> {
     let ino = PIDNS_INO.load();
     if ino == 0 {
         let v = bpf_get_current_pid_tgid();
-        return Some(Ids { tid: v as u32, pid: (v >> 32) as u32 });
+        return Some(Ids {
+            tid: v as u32,
+            pid: (v >> 32) as u32,
+        });
     }
     let mut info = bpf_pidns_info { pid: 0, tgid: 0 };
     // SAFETY: info is a valid, correctly sized out-parameter.
@@ -45,7 +52,10 @@ pub fn current_ids() -> Option<Ids> {
             core::mem::size_of::<bpf_pidns_info>() as u32,
         )
     };
-    (err == 0).then_some(Ids { tid: info.pid, pid: info.tgid })
+    (err == 0).then_some(Ids {
+        tid: info.pid,
+        pid: info.tgid,
+    })
 }
 
 /// The `pids_to_trace` flags of a task to report, or `None`: not a target, or filtered.

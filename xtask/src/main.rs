@@ -42,7 +42,17 @@ fn main() {
 }
 
 fn real_main() -> Result<()> {
-    match Cli::parse().task {
+    let cli = Cli::parse();
+    // bpf-linker is installed into the cargo home's bin; make sure the eBPF build finds
+    // it even where that directory is not on PATH.
+    let cargo_bin = setup::cargo_home()?.join("bin");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs = vec![cargo_bin];
+    dirs.extend(std::env::split_paths(&path));
+    let joined = std::env::join_paths(dirs)?;
+    // SAFETY: xtask is single-threaded and nothing reads the environment concurrently.
+    unsafe { std::env::set_var("PATH", joined) };
+    match cli.task {
         Task::Setup => setup::setup(),
         Task::Trace { args } => {
             setup::setup()?;
@@ -54,7 +64,11 @@ fn real_main() -> Result<()> {
                 .args(args)
                 .status()?;
             use std::os::unix::process::ExitStatusExt;
-            std::process::exit(status.code().unwrap_or_else(|| 128 + status.signal().unwrap_or(0)));
+            std::process::exit(
+                status
+                    .code()
+                    .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
+            );
         }
         Task::Test { no_lint } => {
             setup::setup()?;

@@ -20,7 +20,10 @@ pub fn run_step(step: &str, cmd: &mut Command) -> Result<()> {
         Err(e) => bail!("step '{step}' could not start `{}`: {e}", describe(cmd)),
     };
     if !status.success() {
-        bail!("step '{step}' failed ({status}); retry with: {}", describe(cmd));
+        bail!(
+            "step '{step}' failed ({status}); retry with: {}",
+            describe(cmd)
+        );
     }
     Ok(())
 }

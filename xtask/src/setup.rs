@@ -41,7 +41,7 @@ fn ensure_rust_src() -> Result<()> {
     )
 }
 
-fn cargo_home() -> Result<PathBuf> {
+pub fn cargo_home() -> Result<PathBuf> {
     if let Some(home) = std::env::var_os("CARGO_HOME") {
         return Ok(PathBuf::from(home));
     }
@@ -54,7 +54,9 @@ fn bpf_linker_ok(bin: &Path) -> bool {
     Command::new(bin)
         .arg("--version")
         .output()
-        .map(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).contains(BPF_LINKER_VERSION))
+        .map(|o| {
+            o.status.success() && String::from_utf8_lossy(&o.stdout).contains(BPF_LINKER_VERSION)
+        })
         .unwrap_or(false)
 }
 
@@ -70,11 +72,16 @@ fn ensure_bpf_linker() -> Result<()> {
     )?;
     let sysroot_lib = Path::new(sysroot.trim()).join("lib");
     let llvm = find_nightly_libllvm(&sysroot_lib)?;
-    let soname = llvm.file_name().context("libLLVM has no file name")?.to_owned();
+    let soname = llvm
+        .file_name()
+        .context("libLLVM has no file name")?
+        .to_owned();
     let major = llvm_major(&soname.to_string_lossy())?;
 
     // A lasting prefix: bpf-linker keeps its path (rpath) to find libLLVM at run time.
-    let prefix = home.join("rtrace-llvm").join(soname.to_string_lossy().as_ref());
+    let prefix = home
+        .join("rtrace-llvm")
+        .join(soname.to_string_lossy().as_ref());
     let lib = prefix.join("lib");
     fs::create_dir_all(&lib).with_context(|| format!("create {}", lib.display()))?;
     for name in [std::ffi::OsString::from("libLLVM.so"), soname.clone()] {
@@ -92,8 +99,19 @@ fn ensure_bpf_linker() -> Result<()> {
     run_step(
         "build bpf-linker",
         Command::new("cargo")
-            .args([&format!("+{NIGHTLY}"), "install", "bpf-linker", "--locked", "--force"])
-            .args(["--version", BPF_LINKER_VERSION, "--no-default-features", "--features"])
+            .args([
+                &format!("+{NIGHTLY}"),
+                "install",
+                "bpf-linker",
+                "--locked",
+                "--force",
+            ])
+            .args([
+                "--version",
+                BPF_LINKER_VERSION,
+                "--no-default-features",
+                "--features",
+            ])
             .arg(&features)
             .env("LLVM_PREFIX", &prefix),
     )?;
@@ -118,7 +136,10 @@ fn find_nightly_libllvm(dir: &Path) -> Result<PathBuf> {
             return Ok(entry.path());
         }
     }
-    bail!("no libLLVM.so.* in {}: is the nightly toolchain complete?", dir.display())
+    bail!(
+        "no libLLVM.so.* in {}: is the nightly toolchain complete?",
+        dir.display()
+    )
 }
 
 /// `libLLVM.so.22.1-rust-1.97.0-nightly` -> 22
@@ -136,7 +157,10 @@ mod tests {
 
     #[test]
     fn reads_llvm_major_from_soname() {
-        assert_eq!(llvm_major("libLLVM.so.22.1-rust-1.97.0-nightly").unwrap(), 22);
+        assert_eq!(
+            llvm_major("libLLVM.so.22.1-rust-1.97.0-nightly").unwrap(),
+            22
+        );
         assert_eq!(llvm_major("libLLVM.so.21-rust-1.93.0-nightly").unwrap(), 21);
         assert!(llvm_major("libfoo.so").is_err());
     }

@@ -36,7 +36,10 @@ pub fn test(lint: bool) -> Result<()> {
         c
     };
     if lint {
-        run_step("check formatting", cargo().args(["fmt", "--all", "--check"]))?;
+        run_step(
+            "check formatting",
+            cargo().args(["fmt", "--all", "--check"]),
+        )?;
         run_step(
             "clippy",
             cargo()
@@ -45,10 +48,21 @@ pub fn test(lint: bool) -> Result<()> {
                 .args(["--all-targets", "--", "-D", "warnings"]),
         )?;
     }
-    run_step("build rtrace", cargo().args(["build", "--package", "trace-cli"]))?;
+    run_step(
+        "build rtrace",
+        cargo().args(["build", "--package", "trace-cli"]),
+    )?;
     run_step(
         "unit tests",
-        cargo().args(["test", "-p", "trace-cli", "-p", "trace-common", "-p", "xtask"]),
+        cargo().args([
+            "test",
+            "-p",
+            "trace-cli",
+            "-p",
+            "trace-common",
+            "-p",
+            "xtask",
+        ]),
     )?;
     run_step(
         "integration tests (root, one at a time)",

@@ -23,7 +23,9 @@ impl ErrnoTable {
     }
 
     pub fn name(errno: i32) -> Option<&'static str> {
-        syscalls::Errno::new(errno).name_and_description().map(|(name, _)| name)
+        syscalls::Errno::new(errno)
+            .name_and_description()
+            .map(|(name, _)| name)
     }
 
     /// strerror(errno), looked up once per distinct errno.
@@ -45,7 +47,9 @@ fn strerror(errno: i32) -> String {
         return format!("Unknown error {errno}");
     }
     // SAFETY: NUL-terminated by strerror_r.
-    unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned()
+    unsafe { CStr::from_ptr(buf.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 #[cfg(test)]

@@ -23,13 +23,36 @@ pub struct ArgSpec {
 }
 
 const I32_TYPES: &[&str] = &[
-    "int", "pid_t", "clockid_t", "key_serial_t", "__s32", "timer_t", "mqd_t", "rwf_t", "s32",
+    "int",
+    "pid_t",
+    "clockid_t",
+    "key_serial_t",
+    "__s32",
+    "timer_t",
+    "mqd_t",
+    "rwf_t",
+    "s32",
 ];
 const U32_TYPES: &[&str] = &[
-    "unsigned int", "unsigned", "u32", "__u32", "uid_t", "gid_t", "qid_t", "umode_t",
-    "old_uid_t", "old_gid_t",
+    "unsigned int",
+    "unsigned",
+    "u32",
+    "__u32",
+    "uid_t",
+    "gid_t",
+    "qid_t",
+    "umode_t",
+    "old_uid_t",
+    "old_gid_t",
 ];
-const I64_TYPES: &[&str] = &["long", "loff_t", "off_t", "__kernel_old_time_t", "s64", "__s64"];
+const I64_TYPES: &[&str] = &[
+    "long",
+    "loff_t",
+    "off_t",
+    "__kernel_old_time_t",
+    "s64",
+    "__s64",
+];
 
 pub fn kind_of(ty: &str) -> ArgKind {
     let ty = ty.trim();
@@ -63,7 +86,10 @@ pub fn parse_format(text: &str) -> Vec<ArgSpec> {
         if name.starts_with("common_") || name == "__syscall_nr" || name.is_empty() {
             continue;
         }
-        out.push(ArgSpec { name: name.to_string(), kind: kind_of(ty) });
+        out.push(ArgSpec {
+            name: name.to_string(),
+            kind: kind_of(ty),
+        });
     }
     out
 }

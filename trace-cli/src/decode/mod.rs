@@ -75,7 +75,10 @@ pub struct Catalog<S> {
 
 impl<S: FormatSource> Catalog<S> {
     pub fn new(source: S) -> Self {
-        Self { infos: Vec::new(), source }
+        Self {
+            infos: Vec::new(),
+            source,
+        }
     }
 
     pub fn get(&mut self, nr: u32) -> &SyscallInfo {
@@ -90,12 +93,20 @@ impl<S: FormatSource> Catalog<S> {
 
 fn describe(nr: u32, source: &mut impl FormatSource) -> SyscallInfo {
     let Some(name) = syscall_table::name(nr) else {
-        return SyscallInfo { name: format!("syscall_{nr}"), args: None, ret: RetKind::Decimal };
+        return SyscallInfo {
+            name: format!("syscall_{nr}"),
+            args: None,
+            ret: RetKind::Decimal,
+        };
     };
     let args = source
         .sys_enter_format(syscall_table::event_name(name))
         .map(|text| format::parse_format(&text));
-    SyscallInfo { name: name.to_string(), args, ret: ret_kind(name) }
+    SyscallInfo {
+        name: name.to_string(),
+        args,
+        ret: ret_kind(name),
+    }
 }
 
 #[cfg(test)]

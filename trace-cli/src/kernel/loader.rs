@@ -75,11 +75,13 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
     // Verify every program now, before anything is attached or forked.
     for name in ["sched_process_fork", "sched_process_exit"] {
         let prog: &mut TracePoint = program(&mut bpf, name)?;
-        prog.load().map_err(|source| LoadError::Attach { name, source })?;
+        prog.load()
+            .map_err(|source| LoadError::Attach { name, source })?;
     }
     for name in ["sys_enter", "sys_exit"] {
         let prog: &mut RawTracePoint = program(&mut bpf, name)?;
-        prog.load().map_err(|source| LoadError::Attach { name, source })?;
+        prog.load()
+            .map_err(|source| LoadError::Attach { name, source })?;
     }
     Ok(bpf)
 }
@@ -99,7 +101,8 @@ where
 pub fn attach_lifecycle(bpf: &mut Ebpf) -> Result<(), LoadError> {
     for name in ["sched_process_fork", "sched_process_exit"] {
         let prog: &mut TracePoint = program(bpf, name)?;
-        prog.attach("sched", name).map_err(|source| LoadError::Attach { name, source })?;
+        prog.attach("sched", name)
+            .map_err(|source| LoadError::Attach { name, source })?;
     }
     Ok(())
 }
@@ -108,7 +111,8 @@ pub fn attach_lifecycle(bpf: &mut Ebpf) -> Result<(), LoadError> {
 pub fn attach_syscalls(bpf: &mut Ebpf) -> Result<(), LoadError> {
     for name in ["sys_enter", "sys_exit"] {
         let prog: &mut RawTracePoint = program(bpf, name)?;
-        prog.attach(name).map_err(|source| LoadError::Attach { name, source })?;
+        prog.attach(name)
+            .map_err(|source| LoadError::Attach { name, source })?;
     }
     Ok(())
 }

@@ -34,7 +34,11 @@ fn bpf(cmd: libc::c_long, attr: &mut ElemAttr) -> io::Result<()> {
             std::mem::size_of::<ElemAttr>() as u32,
         )
     };
-    if rc < 0 { Err(io::Error::last_os_error()) } else { Ok(()) }
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
 }
 
 pub struct PidMapFd<'a> {
@@ -47,7 +51,10 @@ impl<'a> PidMapFd<'a> {
     }
 
     fn attr(&self) -> ElemAttr {
-        ElemAttr { map_fd: self.fd.as_raw_fd() as u32, ..Default::default() }
+        ElemAttr {
+            map_fd: self.fd.as_raw_fd() as u32,
+            ..Default::default()
+        }
     }
 
     pub fn insert(&self, key: u32, value: u32) -> io::Result<()> {

@@ -17,7 +17,10 @@ pub struct PidNs {
 impl PidNs {
     pub fn current() -> io::Result<Self> {
         let m = std::fs::metadata("/proc/self/ns/pid")?;
-        Ok(Self { dev: m.dev(), ino: m.ino() })
+        Ok(Self {
+            dev: m.dev(),
+            ino: m.ino(),
+        })
     }
 
     pub fn is_initial(&self) -> bool {

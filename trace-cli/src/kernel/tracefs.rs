@@ -57,7 +57,9 @@ impl Tracefs {
             None::<&str>,
         )
         .map_err(|e| TracefsError::Mount { source: e.into() })?;
-        Ok(Self { root: MOUNT_POINT.into() })
+        Ok(Self {
+            root: MOUNT_POINT.into(),
+        })
     }
 
     fn read(&self, rel: &str) -> Result<String, TracefsError> {
@@ -74,7 +76,10 @@ impl Tracefs {
         field: &str,
     ) -> Result<Option<u32>, TracefsError> {
         let rel = format!("events/{category}/{event}/format");
-        Ok(crate::decode::format::field_offset(&self.read(&rel)?, field))
+        Ok(crate::decode::format::field_offset(
+            &self.read(&rel)?,
+            field,
+        ))
     }
 
     pub fn require_field_offset(
@@ -83,15 +88,17 @@ impl Tracefs {
         event: &str,
         field: &str,
     ) -> Result<u32, TracefsError> {
-        self.field_offset(category, event, field)?.ok_or_else(|| TracefsError::NoField {
-            path: self.root.join(format!("events/{category}/{event}/format")),
-            field: field.into(),
-        })
+        self.field_offset(category, event, field)?
+            .ok_or_else(|| TracefsError::NoField {
+                path: self.root.join(format!("events/{category}/{event}/format")),
+                field: field.into(),
+            })
     }
 }
 
 impl FormatSource for Tracefs {
     fn sys_enter_format(&mut self, event: &str) -> Option<String> {
-        self.read(&format!("events/syscalls/sys_enter_{event}/format")).ok()
+        self.read(&format!("events/syscalls/sys_enter_{event}/format"))
+            .ok()
     }
 }

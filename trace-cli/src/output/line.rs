@@ -51,7 +51,12 @@ fn comm_str(comm: &[u8; TASK_COMM_LEN]) -> std::borrow::Cow<'_, str> {
 
 impl LineFormatter {
     pub fn new(opts: LineOptions) -> Self {
-        Self { opts, base_ns: None, errno: ErrnoTable::new(), comms: HashMap::new() }
+        Self {
+            opts,
+            base_ns: None,
+            errno: ErrnoTable::new(),
+            comms: HashMap::new(),
+        }
     }
 
     /// Appends one line (with its newline) for `rec` to `out`.
@@ -213,7 +218,14 @@ mod tests {
     use super::*;
     use crate::decode::format::ArgSpec;
 
-    fn rec(comm: &str, tid: u32, enter_ms: f64, exit_ms: f64, args: [u64; 6], ret: i64) -> SyscallRecord {
+    fn rec(
+        comm: &str,
+        tid: u32,
+        enter_ms: f64,
+        exit_ms: f64,
+        args: [u64; 6],
+        ret: i64,
+    ) -> SyscallRecord {
         let mut c = [0u8; 16];
         c[..comm.len()].copy_from_slice(comm.as_bytes());
         SyscallRecord {
@@ -234,7 +246,12 @@ mod tests {
         SyscallInfo {
             name: name.into(),
             args: Some(
-                args.iter().map(|(n, k)| ArgSpec { name: n.to_string(), kind: *k }).collect(),
+                args.iter()
+                    .map(|(n, k)| ArgSpec {
+                        name: n.to_string(),
+                        kind: *k,
+                    })
+                    .collect(),
             ),
             ret: crate::decode::ret_kind(name),
         }
@@ -260,7 +277,14 @@ mod tests {
             "     0.057 ( 0.013 ms): cat/6052 brk()                                                                 = 0x562630b3b000\n"
         );
         let munmap = info("munmap", &[("addr", ArgKind::U64), ("len", ArgKind::U64)]);
-        r = rec("cat", 6052, 1001.218, 1001.238, [0x7f284264d000, 33699, 0, 0, 0, 0], 0);
+        r = rec(
+            "cat",
+            6052,
+            1001.218,
+            1001.238,
+            [0x7f284264d000, 33699, 0, 0, 0, 0],
+            0,
+        );
         let mut specs = munmap;
         specs.args.as_mut().unwrap()[0].kind = ArgKind::Pointer;
         assert_eq!(
@@ -274,9 +298,21 @@ mod tests {
         let mut f = LineFormatter::new(LineOptions::default());
         let openat = info(
             "openat",
-            &[("dfd", ArgKind::I32), ("filename", ArgKind::Pointer), ("flags", ArgKind::I32), ("mode", ArgKind::U32)],
+            &[
+                ("dfd", ArgKind::I32),
+                ("filename", ArgKind::Pointer),
+                ("flags", ArgKind::I32),
+                ("mode", ArgKind::U32),
+            ],
         );
-        let r = rec("ls", 6076, 3.446, 3.477, [(-100i64) as u64, 0x27e47390, 0, 0, 0, 0], -2);
+        let r = rec(
+            "ls",
+            6076,
+            3.446,
+            3.477,
+            [(-100i64) as u64, 0x27e47390, 0, 0, 0, 0],
+            -2,
+        );
         assert_eq!(
             line(&mut f, &r, &openat),
             "     0.000 ( 0.031 ms): ls/6076 openat(dfd: -100, filename: 0x27e47390)                               = -1 ENOENT (No such file or directory)\n"
@@ -302,7 +338,11 @@ mod tests {
 
     #[test]
     fn pid_returns_name_the_task() {
-        let mut f = LineFormatter::new(LineOptions { show_timestamp: false, show_duration: false, ..Default::default() });
+        let mut f = LineFormatter::new(LineOptions {
+            show_timestamp: false,
+            show_duration: false,
+            ..Default::default()
+        });
         let child = rec("ls", 6076, 1.0, 2.0, [0; 6], 0);
         let _ = line(&mut f, &child, &info("close", &[]));
         let wait4 = info("wait4", &[("upid", ArgKind::I32)]);
@@ -321,10 +361,19 @@ mod tests {
 
     #[test]
     fn long_comm_is_cut_and_no_comm_prints_tid() {
-        let mut f = LineFormatter::new(LineOptions { show_timestamp: false, show_duration: false, ..Default::default() });
+        let mut f = LineFormatter::new(LineOptions {
+            show_timestamp: false,
+            show_duration: false,
+            ..Default::default()
+        });
         let r = rec("abcdefghijklmno", 9, 1.0, 2.0, [0; 6], 0);
         assert!(line(&mut f, &r, &info("getppid", &[])).starts_with("abcdefghijklmn/9 getppid()"));
-        let mut f = LineFormatter::new(LineOptions { show_comm: false, show_timestamp: false, show_duration: false, ..Default::default() });
+        let mut f = LineFormatter::new(LineOptions {
+            show_comm: false,
+            show_timestamp: false,
+            show_duration: false,
+            ..Default::default()
+        });
         assert!(line(&mut f, &r, &info("sync", &[])).starts_with("9 sync()"));
     }
 }

@@ -40,7 +40,10 @@ mod tests {
         fs::write(&f, "before\n").unwrap();
         let mut w = open_output(&f).unwrap();
         w.write_all(b"after\n").unwrap();
-        assert_eq!(fs::read_to_string(dir.join("trace.txt.old")).unwrap(), "before\n");
+        assert_eq!(
+            fs::read_to_string(dir.join("trace.txt.old")).unwrap(),
+            "before\n"
+        );
         assert_eq!(fs::read_to_string(&f).unwrap(), "after\n");
         fs::remove_dir_all(&dir).unwrap();
     }

@@ -76,10 +76,16 @@ mod tests {
         assert_eq!(liveness_of(Ok(Vec::new())), Liveness::Alive);
         assert_eq!(liveness_of(Ok(b"1234 (ca".to_vec())), Liveness::Alive);
         for errno in [libc::EMFILE, libc::ENOMEM, libc::EACCES] {
-            assert_eq!(liveness_of(Err(io::Error::from_raw_os_error(errno))), Liveness::Alive);
+            assert_eq!(
+                liveness_of(Err(io::Error::from_raw_os_error(errno))),
+                Liveness::Alive
+            );
         }
         for errno in [libc::ENOENT, libc::ESRCH] {
-            assert_eq!(liveness_of(Err(io::Error::from_raw_os_error(errno))), Liveness::Gone);
+            assert_eq!(
+                liveness_of(Err(io::Error::from_raw_os_error(errno))),
+                Liveness::Gone
+            );
         }
     }
 

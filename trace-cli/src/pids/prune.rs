@@ -65,10 +65,12 @@ mod tests {
 
     /// A map with the kernel hash map's `get_next_key` behaviour: an unknown cursor
     /// restarts at the first key. Hooks simulate the exit program acting between steps.
+    type StepHook = Box<dyn FnMut(&mut Vec<u32>, u32)>;
+
     struct FakeMap {
         keys: Vec<u32>,
         steps: u32,
-        between_steps: Box<dyn FnMut(&mut Vec<u32>, u32)>,
+        between_steps: StepHook,
         delete_error: Option<i32>,
     }
 
@@ -149,7 +151,13 @@ mod tests {
         let dead: Vec<u32> = keys.iter().copied().filter(|k| k % 2 == 0).collect();
         let mut m = FakeMap::new(&keys);
         let s = prune(&mut m, 64, |k| !dead.contains(&k)).unwrap();
-        assert_eq!(m.keys, keys.iter().copied().filter(|k| k % 2 == 1).collect::<Vec<_>>());
+        assert_eq!(
+            m.keys,
+            keys.iter()
+                .copied()
+                .filter(|k| k % 2 == 1)
+                .collect::<Vec<_>>()
+        );
         assert_eq!(s.kept + s.removed, 64);
         assert!(m.steps <= 64);
     }

@@ -36,7 +36,10 @@ pub fn is_terminal_host(comm: &str) -> bool {
 /// system-wide trace: all of them up to and including the first terminal host, or none
 /// when there is no such ancestor.
 pub fn ancestors_to_filter(ancestors: &[(u32, String)]) -> Vec<u32> {
-    match ancestors.iter().position(|(_, comm)| is_terminal_host(comm)) {
+    match ancestors
+        .iter()
+        .position(|(_, comm)| is_terminal_host(comm))
+    {
         Some(i) => ancestors[..=i].iter().map(|(pid, _)| *pid).collect(),
         None => Vec::new(),
     }
@@ -47,7 +50,9 @@ pub fn ancestors() -> Vec<(u32, String)> {
     let mut out = Vec::new();
     let mut pid = std::process::id();
     for _ in 0..64 {
-        let Some(ppid) = fs::read(format!("/proc/{pid}/stat")).ok().and_then(|s| parse_ppid(&s))
+        let Some(ppid) = fs::read(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| parse_ppid(&s))
         else {
             break;
         };
@@ -74,7 +79,11 @@ mod tests {
 
     #[test]
     fn filters_up_to_the_terminal() {
-        let a = |v: &[(u32, &str)]| v.iter().map(|(p, c)| (*p, c.to_string())).collect::<Vec<_>>();
+        let a = |v: &[(u32, &str)]| {
+            v.iter()
+                .map(|(p, c)| (*p, c.to_string()))
+                .collect::<Vec<_>>()
+        };
         assert_eq!(
             ancestors_to_filter(&a(&[(10, "bash"), (9, "sshd"), (8, "sshd"), (1, "init")])),
             [10, 9]

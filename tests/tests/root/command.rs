@@ -1,0 +1,279 @@
+//! `rtrace -- cmd`: what it prints, what it exits with, what it refuses.
+
+use std::{process::Command, time::Duration};
+
+use rtrace_tests::{bpf_ready, parse_line, rtrace, run};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+#[test]
+fn traces_a_command_with_its_syscalls_and_nothing_of_rtrace() {
+    if !bpf_ready("traces_a_command_with_its_syscalls_and_nothing_of_rtrace") {
+        return;
+    }
+    let r = run(
+        rtrace().args(["--", "head", "-c", "5", "/etc/hostname"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let expected_out: String = std::fs::read_to_string("/etc/hostname")
+        .unwrap()
+        .chars()
+        .take(5)
+        .collect();
+    assert_eq!(
+        r.stdout, expected_out,
+        "the workload's own output is untouched{r}"
+    );
+    let lines: Vec<_> = r.trace_lines().into_iter().filter_map(parse_line).collect();
+    assert!(!lines.is_empty(), "{r}");
+    // One task, and it is the workload: rtrace's own syscalls never show.
+    let tid = lines[0].tid;
+    assert!(
+        lines.iter().all(|l| l.tid == tid && l.comm != "rtrace"),
+        "{r}"
+    );
+    assert_ne!(tid, std::process::id());
+    let names: Vec<&str> = lines.iter().map(|l| l.name).collect();
+    assert_eq!(
+        names.first(),
+        Some(&"execve"),
+        "the trace starts at the exec{r}"
+    );
+    assert_eq!(
+        names.last(),
+        Some(&"exit_group"),
+        "the last exit_group is printed{r}"
+    );
+    assert_eq!(lines.last().unwrap().ret, "?", "{r}");
+    let opened = lines
+        .iter()
+        .any(|l| l.name == "openat" && l.ret.parse::<i32>().is_ok_and(|fd| fd >= 3));
+    assert!(opened, "openat returning a valid fd{r}");
+    assert!(names.contains(&"read") && names.contains(&"write"), "{r}");
+    let failed = lines.iter().find(|l| l.ret.starts_with("-1 "));
+    if let Some(f) = failed {
+        assert!(
+            f.ret.starts_with("-1 E") && f.ret.ends_with(')'),
+            "errors print as -1 ENAME (text){r}"
+        );
+    }
+}
+
+#[test]
+fn same_syscalls_as_strace_for_ls() {
+    if !bpf_ready("same_syscalls_as_strace_for_ls") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rtrace-strace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let st = dir.join("strace.txt");
+    let s = run(
+        Command::new("strace")
+            .args(["-f", "-qq", "-o"])
+            .arg(&st)
+            .args(["ls", "/"]),
+        LIMIT,
+    );
+    assert_eq!(s.code(), Some(0), "{s}");
+    let strace_names: Vec<String> = std::fs::read_to_string(&st)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let l = l.split_once(' ').map_or(l, |(_, rest)| rest).trim_start();
+            Some(l.split('(').next()?.to_string())
+        })
+        .filter(|n| !n.is_empty() && !n.starts_with('+'))
+        .collect();
+    let r = run(rtrace().args(["--", "ls", "/"]), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let names: Vec<String> = r
+        .trace_lines()
+        .into_iter()
+        .filter_map(parse_line)
+        .map(|l| l.name.to_string())
+        .collect();
+    assert_eq!(
+        names, strace_names,
+        "rtrace and strace -f agree on ls's syscalls, in order{r}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn exit_status_is_the_commands() {
+    if !bpf_ready("exit_status_is_the_commands") {
+        return;
+    }
+    let r = run(rtrace().args(["--", "sh", "-c", "exit 7"]), LIMIT);
+    assert_eq!(r.code(), Some(7), "{r}");
+    let r = run(rtrace().args(["--", "sh", "-c", "kill -TERM $$"]), LIMIT);
+    assert_eq!(r.code(), Some(128 + 15), "killed by SIGTERM: 128+15{r}");
+}
+
+#[test]
+fn children_of_the_command_are_followed() {
+    if !bpf_ready("children_of_the_command_are_followed") {
+        return;
+    }
+    let r = run(
+        rtrace().args(["--", "sh", "-c", "/bin/true; /bin/true"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<_> = r.trace_lines().into_iter().filter_map(parse_line).collect();
+    let mut tids: Vec<u32> = lines.iter().map(|l| l.tid).collect();
+    tids.sort_unstable();
+    tids.dedup();
+    assert!(tids.len() >= 2, "the shell's children are traced too{r}");
+    let true_execs = lines
+        .iter()
+        .filter(|l| l.name == "execve" && l.comm == "true")
+        .count();
+    assert!(true_execs >= 1, "{r}");
+    let exits = lines.iter().filter(|l| l.name == "exit_group").count();
+    assert_eq!(exits, tids.len(), "every task's exit_group is printed{r}");
+}
+
+#[test]
+fn the_last_event_is_never_lost() {
+    if !bpf_ready("the_last_event_is_never_lost") {
+        return;
+    }
+    // perf's own exit-race test, ten times.
+    for _ in 0..10 {
+        let r = run(rtrace().args(["--no-comm", "--", "true"]), LIMIT);
+        assert_eq!(r.code(), Some(0), "{r}");
+        let last = r
+            .stderr
+            .lines()
+            .rfind(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        assert!(
+            last.contains(" exit_group()") && last.ends_with("= ?"),
+            "last line is exit_group{r}"
+        );
+    }
+}
+
+#[test]
+fn output_file_gets_the_trace_and_old_one_is_kept() {
+    if !bpf_ready("output_file_gets_the_trace_and_old_one_is_kept") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rtrace-o-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("t.txt");
+    std::fs::write(&f, "previous\n").unwrap();
+    let r = run(rtrace().arg("-o").arg(&f).args(["--", "true"]), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    assert!(r.trace_lines().is_empty(), "nothing on stderr with -o{r}");
+    let text = std::fs::read_to_string(&f).unwrap();
+    assert!(text.lines().any(|l| l.contains(" exit_group()")), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("t.txt.old")).unwrap(),
+        "previous\n"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_full_ring_reports_lost_events() {
+    if !bpf_ready("a_full_ring_reports_lost_events") {
+        return;
+    }
+    // One page of ring and a burst of 200k syscalls between two drains.
+    let r = run(
+        rtrace().args([
+            "-m",
+            "1",
+            "--",
+            "dd",
+            "if=/dev/zero",
+            "of=/dev/null",
+            "bs=1",
+            "count=100000",
+        ]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lost_line = r
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("LOST ") && l.ends_with(" events!"));
+    assert!(
+        lost_line.is_some(),
+        "LOST N events! is printed{}",
+        &r.stderr[r.stderr.len().saturating_sub(2000)..]
+    );
+}
+
+#[test]
+fn a_command_that_cannot_run() {
+    if !bpf_ready("a_command_that_cannot_run") {
+        return;
+    }
+    let r = run(rtrace().args(["--", "/no/such/program"]), LIMIT);
+    assert_eq!(r.code(), Some(127), "{r}");
+    let own: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("rtrace: "))
+        .collect();
+    assert_eq!(own.len(), 1, "{r}");
+    assert!(own[0].contains("/no/such/program"), "{r}");
+    let r = run(rtrace().args(["--", "no-such-command-xyz"]), LIMIT);
+    assert_eq!(r.code(), Some(127), "{r}");
+    assert_eq!(
+        r.stderr.trim(),
+        "rtrace: cannot run 'no-such-command-xyz': command not found"
+    );
+}
+
+#[test]
+fn bad_options_get_one_line() {
+    // No BPF needed: rejected before anything is loaded.
+    let bin = rtrace_tests::rtrace_bin();
+    if !bin.exists() {
+        assert!(bpf_ready("bad_options_get_one_line"));
+        return;
+    }
+    for args in [
+        &["--bogus"][..],
+        &["-p", "abc"],
+        &["-p", "999999999"],
+        &["-m", "zz", "--", "true"],
+    ] {
+        let r = run(rtrace().args(args), LIMIT);
+        assert_ne!(r.code(), Some(0), "{r}");
+        assert_eq!(r.stderr.lines().count(), 1, "{r}");
+        assert!(r.stderr.starts_with("rtrace: "), "{r}");
+    }
+}
+
+#[test]
+fn unprivileged_users_are_told_what_is_needed() {
+    if !bpf_ready("unprivileged_users_are_told_what_is_needed") {
+        return;
+    }
+    let r = run(
+        Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "--inh-caps=-all",
+            ])
+            .arg(rtrace_tests::rtrace_bin())
+            .args(["--", "true"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(1), "{r}");
+    assert_eq!(r.stderr.lines().count(), 1, "{r}");
+    assert!(
+        r.stderr.starts_with(
+            "rtrace: permission denied: tracing needs root, or the CAP_BPF and CAP_PERFMON"
+        ),
+        "{r}"
+    );
+}

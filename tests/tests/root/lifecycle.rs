@@ -1,0 +1,230 @@
+//! The pid maps follow live tasks: exits leave them, a reused pid is a new task, and
+//! inside a pid namespace everything is in that namespace's numbers.
+
+use std::{process::Command, thread, time::Duration};
+
+use rtrace_tests::{Tracer, bpf_ready, map_keys, parse_line, python, rtrace_bin, run, wait_for};
+
+#[test]
+fn rtrace_ends_when_its_targets_have_exited() {
+    if !bpf_ready("rtrace_ends_when_its_targets_have_exited") {
+        return;
+    }
+    let sleeper = rtrace_tests::Bg::spawn("sleep", &["1"]);
+    let pid = sleeper.pid();
+    let mut t = Tracer::start(&["-p", &pid.to_string()]);
+    assert_eq!(map_keys(t.pid(), "pids_to_trace").unwrap(), vec![pid]);
+    assert!(!t.exited());
+    let r = t.wait(Duration::from_secs(10));
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.tid == pid && l.name == "clock_nanosleep"),
+        "the sleep in progress is shown as continued{r}"
+    );
+    assert_eq!(lines.last().map(|l| l.name), Some("exit_group"), "{r}");
+}
+
+#[test]
+fn exited_children_leave_the_map_and_their_reused_pid_is_not_traced() {
+    if !bpf_ready("exited_children_leave_the_map_and_their_reused_pid_is_not_traced") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rtrace-reuse-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let go = dir.join("go");
+    let child_file = dir.join("child");
+    // A traced parent that, when told, forks one child running /bin/true and reaps it.
+    let parent = python(&format!(
+        "import os, time\n\
+         while not os.path.exists({go:?}):\n    time.sleep(0.02)\n\
+         pid = os.fork()\n\
+         if pid == 0:\n    os.execv('/bin/true', ['true'])\n\
+         os.waitpid(pid, 0)\n\
+         open({child:?}, 'w').write(str(pid))\n\
+         time.sleep(120)\n",
+        go = go.to_str().unwrap(),
+        child = child_file.to_str().unwrap()
+    ));
+    let t = Tracer::start(&["-p", &parent.pid().to_string()]);
+    std::fs::write(&go, "").unwrap();
+    assert!(wait_for(Duration::from_secs(10), || {
+        std::fs::read_to_string(&child_file).is_ok_and(|s| !s.is_empty())
+    }));
+    let child: u32 = std::fs::read_to_string(&child_file)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(wait_for(Duration::from_secs(5), || t
+        .stderr()
+        .contains(&format!("true/{child} exit_group"))));
+    let keys = map_keys(t.pid(), "pids_to_trace").unwrap();
+    assert_eq!(
+        keys,
+        vec![parent.pid()],
+        "the exited child left pids_to_trace"
+    );
+
+    // Give the child's pid to a new, untraced task (this test's own child).
+    let marker = dir.join("reused");
+    let mut reused = None;
+    for _ in 0..50 {
+        std::fs::write("/proc/sys/kernel/ns_last_pid", (child - 1).to_string()).unwrap();
+        let mut c = Command::new("sh")
+            .args([
+                "-c",
+                &format!("echo $$ > {}; exec sleep 0.3", marker.display()),
+            ])
+            .spawn()
+            .unwrap();
+        if c.id() == child {
+            reused = Some(c);
+            break;
+        }
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+    let mut reused = reused.expect("could not get the child's pid reused");
+    reused.wait().unwrap();
+    let keys = map_keys(t.pid(), "pids_to_trace").unwrap();
+    let r = t.stop();
+    assert_eq!(keys, vec![parent.pid()], "{r}");
+    let foreign: Vec<_> = r
+        .stderr
+        .lines()
+        .filter_map(parse_line)
+        .filter(|l| l.tid == child && (l.comm == "sh" || l.comm == "sleep"))
+        .map(|l| l.name.to_string())
+        .collect();
+    assert!(
+        foreign.is_empty(),
+        "the task that reused pid {child} is not traced: {foreign:?}{r}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn in_pid_namespace(script: &str) -> rtrace_tests::Run {
+    run(
+        Command::new("unshare")
+            .args(["--pid", "--fork", "--mount-proc", "sh", "-c", script])
+            .env("RTRACE", rtrace_bin()),
+        Duration::from_secs(60),
+    )
+}
+
+#[test]
+fn inside_a_pid_namespace_the_command_has_the_namespaces_pids() {
+    if !bpf_ready("inside_a_pid_namespace_the_command_has_the_namespaces_pids") {
+        return;
+    }
+    let r = in_pid_namespace(r#"exec "$RTRACE" -- sh -c 'echo $$; exec /bin/true'"#);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let ns_pid: u32 = r
+        .stdout
+        .trim()
+        .parse()
+        .expect("the workload printed its pid");
+    assert!(ns_pid < 10, "a pid of the new namespace: {ns_pid}{r}");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    assert!(lines.iter().any(|l| l.name == "execve"), "{r}");
+    assert!(
+        lines.iter().all(|l| l.tid == ns_pid),
+        "printed in the namespace's pids{r}"
+    );
+    assert_eq!(
+        lines.last().map(|l| (l.comm, l.name)),
+        Some(("true", "exit_group")),
+        "{r}"
+    );
+}
+
+#[test]
+fn inside_a_pid_namespace_pid_targets_the_namespaces_pid() {
+    if !bpf_ready("inside_a_pid_namespace_pid_targets_the_namespaces_pid") {
+        return;
+    }
+    let r = in_pid_namespace(
+        r#"sh -c 'sleep 0.5; cat /proc/self/stat >/dev/null' & echo $!; exec "$RTRACE" -p $!"#,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let target: u32 = r
+        .stdout
+        .trim()
+        .parse()
+        .expect("the shell printed the target");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    assert!(
+        lines.iter().any(|l| l.tid == target && l.name == "wait4"),
+        "{r}"
+    );
+    assert!(
+        lines.iter().any(|l| l.comm == "cat" && l.name == "execve"),
+        "children too{r}"
+    );
+    assert!(lines.iter().all(|l| l.tid < 100), "namespace pids only{r}");
+}
+
+#[test]
+fn inside_a_pid_namespace_system_wide_with_filter_pids() {
+    if !bpf_ready("inside_a_pid_namespace_system_wide_with_filter_pids") {
+        return;
+    }
+    let r = in_pid_namespace(
+        r#"python3 -c 'import os, time
+while True:
+    os.getppid(); time.sleep(0.01)' & busy=$!
+sh -c 'while :; do sleep 0.02; done' & other=$!
+echo $busy $other
+"$RTRACE" -a --filter-pids $busy -- sleep 0.5
+st=$?; kill $busy $other; exit $st"#,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let pids: Vec<u32> = r
+        .stdout
+        .split_whitespace()
+        .map(|p| p.parse().unwrap())
+        .collect();
+    let (busy, other) = (pids[0], pids[1]);
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    assert!(
+        lines.iter().any(|l| l.tid == other),
+        "other tasks of the namespace show{r}"
+    );
+    assert!(
+        lines.iter().all(|l| l.tid != busy),
+        "the filtered one does not{r}"
+    );
+    assert!(lines.iter().all(|l| l.tid < 1000), "namespace pids only{r}");
+}
+
+#[test]
+fn many_short_lived_children_all_leave_the_map() {
+    if !bpf_ready("many_short_lived_children_all_leave_the_map") {
+        return;
+    }
+    let sh = rtrace_tests::Bg::spawn(
+        "sh",
+        &[
+            "-c",
+            "sleep 0.5; for i in $(seq 50); do /bin/true; done; sleep 60",
+        ],
+    );
+    let t = Tracer::start(&["-p", &sh.pid().to_string()]);
+    thread::sleep(Duration::from_millis(2500));
+    let keys = map_keys(t.pid(), "pids_to_trace").unwrap();
+    let r = t.stop();
+    let trues = r
+        .stderr
+        .lines()
+        .filter_map(parse_line)
+        .filter(|l| l.comm == "true" && l.name == "exit_group")
+        .count();
+    assert_eq!(trues, 50, "every child traced to its end{r}");
+    assert!(
+        keys.iter()
+            .all(|&k| k == sh.pid() || std::path::Path::new(&format!("/proc/{k}")).exists()),
+        "only live tasks remain: {keys:?}"
+    );
+}

@@ -1,0 +1,6 @@
+//! Integration tests: the real `rtrace` binary, as root, on small workloads. One test
+//! binary; run one test at a time (`--test-threads=1`): they share kernel state.
+
+mod command;
+mod lifecycle;
+mod targets;
