@@ -214,3 +214,64 @@ fn system_wide_filter_pids_hides_a_task_and_rtrace_itself() {
         "never rtrace's own lines{r}"
     );
 }
+
+#[test]
+fn no_inherit_does_not_follow_children() {
+    if !bpf_ready("no_inherit_does_not_follow_children") {
+        return;
+    }
+    let r = rtrace_tests::run(
+        rtrace_tests::rtrace().args(["--no-inherit", "--", "sh", "-c", "/bin/true; /bin/true"]),
+        Duration::from_secs(60),
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines = lines_of(&r.stderr);
+    let tids: BTreeSet<u32> = lines.iter().map(|l| l.tid).collect();
+    assert_eq!(tids.len(), 1, "only the command itself{r}");
+    assert!(lines.iter().any(|l| l.name == "wait4"), "{r}");
+    assert!(lines.iter().all(|l| l.comm != "true"), "{r}");
+}
+
+#[test]
+fn uid_traces_only_that_users_tasks() {
+    if !bpf_ready("uid_traces_only_that_users_tasks") {
+        return;
+    }
+    let busy = python(&busy_python(0)); // root's: must not show
+    let t = Tracer::start(&[
+        "-u",
+        "65534",
+        "--",
+        "setpriv",
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+        "sh",
+        "-c",
+        "/bin/true; sleep 0.3",
+    ]);
+    let r = t.wait(Duration::from_secs(20));
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines = lines_of(&r.stderr);
+    assert!(
+        lines.iter().any(|l| l.comm == "true" && l.name == "execve"),
+        "{r}"
+    );
+    assert!(lines.iter().any(|l| l.comm == "sleep"), "{r}");
+    assert!(
+        lines.iter().all(|l| l.tid != busy.pid()),
+        "root's tasks are not traced{r}"
+    );
+    for l in &lines {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", l.tid)).unwrap_or_default();
+        let uid_line = status
+            .lines()
+            .find(|s| s.starts_with("Uid:"))
+            .unwrap_or("Uid:\t65534");
+        assert!(
+            uid_line.contains("65534"),
+            "task {} is not the user's: {uid_line}{r}",
+            l.tid
+        );
+    }
+}
