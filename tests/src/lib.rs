@@ -346,7 +346,11 @@ impl Tracer {
 
     fn finish(&mut self, child: &mut Child) -> Run {
         let status = child.wait().unwrap();
-        if let Some(r) = self.reader.take() {
+        // A workload left running holds the stderr pipe open: read what is there
+        // rather than wait for its end.
+        if let Some(r) = self.reader.take()
+            && wait_for(Duration::from_secs(2), || r.is_finished())
+        {
             let _ = r.join();
         }
         Run {

@@ -3,7 +3,14 @@
 
 use std::{ffi::OsString, path::PathBuf};
 
-use clap::{ArgAction, Parser};
+use clap::{ArgAction, Parser, ValueEnum};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
+pub enum SummaryMode {
+    #[default]
+    Thread,
+    Total,
+}
 
 #[derive(Parser, Debug, Default)]
 #[command(
@@ -68,6 +75,34 @@ pub struct Args {
     /// Ring buffer size: pages, or a size with a K/M/G suffix (a power of two).
     #[arg(short = 'm', long = "mmap-pages", value_name = "PAGES")]
     pub mmap_pages: Option<String>,
+
+    /// Show only a summary of the syscalls per thread (counted in the kernel).
+    #[arg(short = 's', long = "summary")]
+    pub summary: bool,
+
+    /// Show the trace and then the summary.
+    #[arg(short = 'S', long = "with-summary")]
+    pub with_summary: bool,
+
+    /// Summary per thread (the default) or for all threads together.
+    #[arg(long = "summary-mode", value_name = "MODE", value_enum)]
+    pub summary_mode: Option<SummaryMode>,
+
+    /// Count the errors of each syscall by errno in the summary (implies -s alone).
+    #[arg(long = "errno-summary")]
+    pub errno_summary: bool,
+
+    /// Show at most N rows per summary table.
+    #[arg(long = "max-summary", value_name = "N")]
+    pub max_summary: Option<usize>,
+
+    /// Accepted for perf compatibility: rtrace always counts summaries in BPF.
+    #[arg(long = "bpf-summary", overrides_with = "no_bpf_summary")]
+    pub bpf_summary: bool,
+
+    /// Accepted for perf compatibility: the numbers are the same either way.
+    #[arg(long = "no-bpf-summary", overrides_with = "bpf_summary")]
+    pub no_bpf_summary: bool,
 
     /// More detail about what rtrace does.
     #[arg(short = 'v', long = "verbose", action = ArgAction::Count)]

@@ -5,7 +5,10 @@ use std::{ffi::OsString, path::PathBuf};
 
 use thiserror::Error;
 
-use crate::{cli::Args, output::line::LineOptions};
+use crate::{
+    cli::{Args, SummaryMode},
+    output::line::LineOptions,
+};
 
 #[derive(Debug, Error, PartialEq)]
 pub enum ConfigError {
@@ -58,6 +61,16 @@ pub struct Config {
     pub max_events: Option<u64>,
     pub ring_bytes: u32,
     pub verbose: u8,
+    pub summary: Option<Summary>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// `-s`: the summary without the trace.
+    pub only: bool,
+    pub total: bool,
+    pub errno: bool,
+    pub max_rows: Option<usize>,
 }
 
 pub const DEFAULT_RING_BYTES: u32 = 8 << 20;
@@ -189,7 +202,15 @@ pub fn resolve(args: Args, exists: impl Fn(u32) -> bool) -> Result<Config, Confi
         Some(m) => parse_ring_size(m)?,
         None => DEFAULT_RING_BYTES,
     };
+    // perf: --errno-summary alone implies -s; --summary-mode alone does not.
+    let summary = (args.summary || args.with_summary || args.errno_summary).then(|| Summary {
+        only: !args.with_summary,
+        total: args.summary_mode == Some(SummaryMode::Total),
+        errno: args.errno_summary,
+        max_rows: args.max_summary,
+    });
     Ok(Config {
+        summary,
         targets,
         inherit: !args.no_inherit,
         filter_pids,
@@ -287,6 +308,35 @@ mod tests {
     fn filter_pids_accept_dead_numbers_and_always_hold_self() {
         let c = resolve(args(&["--filter-pids", "99999,5"]), live).unwrap();
         assert_eq!(c.filter_pids, vec![99999, 5, std::process::id()]);
+    }
+
+    #[test]
+    fn summary_flags() {
+        assert_eq!(resolve(args(&["--", "true"]), live).unwrap().summary, None);
+        let s = resolve(args(&["-s", "--", "true"]), live)
+            .unwrap()
+            .summary
+            .unwrap();
+        assert!(s.only && !s.total && !s.errno);
+        let s = resolve(args(&["-S", "--summary-mode=total", "--", "true"]), live)
+            .unwrap()
+            .summary
+            .unwrap();
+        assert!(!s.only && s.total);
+        let s = resolve(args(&["--errno-summary", "--", "true"]), live)
+            .unwrap()
+            .summary
+            .unwrap();
+        assert!(s.only && s.errno);
+        let s = resolve(
+            args(&["-as", "--summary-mode=thread", "--no-bpf-summary"]),
+            live,
+        )
+        .unwrap()
+        .summary
+        .unwrap();
+        assert!(s.only && !s.total);
+        assert!(Args::try_parse_from(["rtrace", "--summary-mode=bogus"]).is_err());
     }
 
     #[test]

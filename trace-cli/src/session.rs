@@ -18,8 +18,8 @@ use thiserror::Error;
 use trace_common::{
     SyscallRecord,
     maps::{
-        COUNTER_DROPPED, COUNTER_LOST_TASKS, COUNTERS, EVENTS, PID_MAP_ENTRIES, PIDS_FILTERED,
-        PIDS_TO_TRACE, TRACE_ARM_ON_EXEC, TRACE_ON,
+        COUNTER_DROPPED, COUNTER_LOST_TASKS, COUNTER_STATS_LOST, COUNTERS, EVENTS, PID_MAP_ENTRIES,
+        PIDS_FILTERED, PIDS_TO_TRACE, TRACE_ARM_ON_EXEC, TRACE_ON,
     },
 };
 
@@ -31,9 +31,10 @@ use crate::{
         map_ops::PidMapFd,
         pidns::PidNs,
         privilege::{self, NotPrivileged},
+        stats_maps,
         tracefs::{Tracefs, TracefsError},
     },
-    output::{self, Sink, line::LineFormatter},
+    output::{self, Sink, line::LineFormatter, summary::SummaryOptions},
     pids::{
         proc_stat::{Liveness, task_liveness},
         prune::prune,
@@ -102,6 +103,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         fork_child_pid_off: fork_off,
         exit_group_dead_off: exit_off,
         ring_bytes: cfg.ring_bytes,
+        summary_flags: summary_flags(cfg.summary.as_ref()),
     };
     if cfg.verbose > 0 {
         eprintln!("rtrace: {settings:?}");
@@ -143,13 +145,51 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         pidfd.as_ref(),
         workload.as_ref(),
     )?;
+    // Detach the syscall programs first: the numbers read below no longer move.
+    loader::detach_syscalls(&mut bpf);
+    if let Some(summary) = &cfg.summary {
+        let sections = stats_maps::read_sections(&bpf, summary.total)?;
+        let mut text = String::new();
+        let opts = SummaryOptions {
+            max_rows: summary.max_rows,
+            errno: summary.errno,
+        };
+        output::summary::render(&mut text, sections, &opts);
+        let _ = out.write_all(text.as_bytes());
+    }
     let _ = out.flush();
-    drop(bpf); // detach everything before waiting on anything else
-    let lost_tasks = ended.lost_tasks;
-    if lost_tasks > 0 {
-        eprintln!("rtrace: {lost_tasks} tasks could not be traced: the pid map was full");
+    drop(bpf); // detach everything
+    if ended.stats_lost > 0 {
+        eprintln!(
+            "rtrace: {} syscalls are missing from the summary: its map was full",
+            ended.stats_lost
+        );
+    }
+    if ended.lost_tasks > 0 {
+        eprintln!(
+            "rtrace: {} tasks could not be traced: the pid map was full",
+            ended.lost_tasks
+        );
     }
     Ok(ended.exit_code)
+}
+
+fn summary_flags(summary: Option<&crate::config::Summary>) -> u32 {
+    use trace_common::stats::{SUMMARY_AGGREGATE, SUMMARY_ERRNO, SUMMARY_RECORDS, SUMMARY_TOTAL};
+    let Some(s) = summary else {
+        return SUMMARY_RECORDS;
+    };
+    let mut flags = SUMMARY_AGGREGATE;
+    if !s.only {
+        flags |= SUMMARY_RECORDS;
+    }
+    if s.total {
+        flags |= SUMMARY_TOTAL;
+    }
+    if s.errno {
+        flags |= SUMMARY_ERRNO;
+    }
+    flags
 }
 
 fn write_pid_maps(
@@ -240,6 +280,7 @@ fn reap(pid: u32) -> Option<i32> {
 struct Ended {
     exit_code: i32,
     lost_tasks: u64,
+    stats_lost: u64,
 }
 
 /// How often the reader drains when no wake-up came (the programs wake it only when
@@ -347,6 +388,7 @@ fn event_loop(
     Ok(Ended {
         exit_code,
         lost_tasks: counter_sum(&counters, COUNTER_LOST_TASKS),
+        stats_lost: counter_sum(&counters, COUNTER_STATS_LOST),
     })
 }
 

@@ -7,5 +7,6 @@
 
 pub mod maps;
 pub mod record;
+pub mod stats;
 
 pub use record::{SyscallRecord, TASK_COMM_LEN};

@@ -23,6 +23,8 @@ pub const COUNTER_LOST_TASKS: u32 = 1;
 /// Forked children handed off to their first return to user space and not yet picked
 /// up (a gauge, not a count: it goes down again).
 pub const COUNTER_PENDING_FORKS: u32 = 2;
+/// Syscalls that could not be counted for the summary: a stats map was full.
+pub const COUNTER_STATS_LOST: u32 = 3;
 pub const COUNTER_SLOTS: u32 = 4;
 
 /// `pids_to_trace` value bit: the task is traced.
@@ -53,6 +55,8 @@ pub mod globals {
     /// u32: byte offset of `group_dead` in the `sched_process_exit` record, 0 when
     /// the kernel has no such field (then the group leader's exit stands for it).
     pub const EXIT_GROUP_DEAD_OFF: &str = "EXIT_GROUP_DEAD_OFF";
+    /// u32: `trace_common::stats::SUMMARY_*` bits: records, aggregation, total, errno.
+    pub const SUMMARY_FLAGS: &str = "SUMMARY_FLAGS";
     /// u64: unread bytes in the ring buffer past which a record wakes the reader.
     pub const WAKEUP_BYTES: &str = "WAKEUP_BYTES";
 }

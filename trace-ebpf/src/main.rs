@@ -15,6 +15,7 @@
 mod lifecycle;
 mod maps;
 mod regs;
+mod summary;
 mod syscalls;
 mod task;
 

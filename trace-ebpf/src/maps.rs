@@ -73,10 +73,19 @@ pub fn handoff_gauge() -> u64 {
 #[inline(always)]
 pub fn handoff_gauge_add(delta: u64) {
     if let Some(p) = HANDOFF_GAUGE.get_ptr_mut(0) {
-        // SAFETY: p points to a live map value; BPF_XADD adds to it atomically against
-        // other CPUs (core's AtomicU64 has no fetch ops on the BPF target).
-        unsafe {
-            core::arch::asm!("lock *(u64 *)({p} + 0) += {d}", p = in(reg) p, d = in(reg) delta);
-        }
+        // SAFETY: p points to a live map value.
+        unsafe { atomic_add(p, delta) };
+    }
+}
+
+/// Adds to a u64 atomically against other CPUs (BPF_XADD; core's AtomicU64 has no
+/// fetch operations on the BPF target).
+///
+/// # Safety
+/// `p` must point to a live, 8-byte aligned u64 (a map value).
+#[inline(always)]
+pub unsafe fn atomic_add(p: *mut u64, delta: u64) {
+    unsafe {
+        core::arch::asm!("lock *(u64 *)({p} + 0) += {d}", p = in(reg) p, d = in(reg) delta);
     }
 }

@@ -23,6 +23,7 @@ use crate::{
         handoff_gauge_add,
     },
     regs::{syscall_args, syscall_nr},
+    summary,
     task::{Ids, current_ids, target_flags},
 };
 
@@ -35,6 +36,21 @@ static NR_EXECVEAT: Global<u32> = Global::new(u32::MAX);
 static NR_EXIT: Global<u32> = Global::new(u32::MAX);
 #[unsafe(no_mangle)]
 static NR_EXIT_GROUP: Global<u32> = Global::new(u32::MAX);
+/// The calls whose return 0 in a new child is that child's first step, not a call of
+/// its own (u32::MAX where the architecture has no such call).
+#[unsafe(no_mangle)]
+static NR_CLONE: Global<u32> = Global::new(u32::MAX);
+#[unsafe(no_mangle)]
+static NR_CLONE3: Global<u32> = Global::new(u32::MAX);
+#[unsafe(no_mangle)]
+static NR_FORK: Global<u32> = Global::new(u32::MAX);
+#[unsafe(no_mangle)]
+static NR_VFORK: Global<u32> = Global::new(u32::MAX);
+
+#[inline(always)]
+fn is_fork_family(nr: u32) -> bool {
+    nr == NR_CLONE.load() || nr == NR_CLONE3.load() || nr == NR_FORK.load() || nr == NR_VFORK.load()
+}
 
 #[inline(always)]
 fn now_ns() -> u64 {
@@ -99,12 +115,21 @@ fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
         let call = unsafe { *call };
         let _ = INFLIGHT.remove(kernel_tid);
         let ids = current_ids()?;
+        let now = now_ns();
+        summary::account(
+            &ids,
+            call.nr,
+            now.saturating_sub(call.enter_ns),
+            ret,
+            true,
+            true,
+        );
         emit(
             REC_HAS_ENTRY | REC_HAS_EXIT,
             call.nr,
             &ids,
             call.enter_ns,
-            now_ns(),
+            now,
             &call.args,
             ret,
         );
@@ -121,6 +146,11 @@ fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
         return None;
     }
     let nr = syscall_nr(ctx.arg::<*const u8>(0))?;
+    // A new child's return from clone/fork is shown (as perf does) but is not a call
+    // the child made: the summary leaves it out, as strace -c does.
+    if !(ret == 0 && is_fork_family(nr)) {
+        summary::account(&ids, nr, 0, ret, false, true);
+    }
     emit(REC_HAS_EXIT, nr, &ids, 0, now_ns(), &[0; 6], ret);
     Some(())
 }
@@ -152,6 +182,9 @@ fn adopt_forked_child(kernel_tid: u32) {
 
 #[inline(always)]
 fn emit(flags: u16, nr: u32, ids: &Ids, enter_ns: u64, exit_ns: u64, args: &[u64; 6], ret: i64) {
+    if !summary::wants_records() {
+        return;
+    }
     let Some(mut slot) = EVENTS.reserve::<SyscallRecord>(0) else {
         bump(COUNTER_DROPPED);
         return;

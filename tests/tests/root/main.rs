@@ -3,4 +3,5 @@
 
 mod command;
 mod lifecycle;
+mod summary;
 mod targets;

@@ -40,6 +40,8 @@ pub struct Settings {
     pub fork_child_pid_off: u32,
     pub exit_group_dead_off: Option<u32>,
     pub ring_bytes: u32,
+    /// `trace_common::stats::SUMMARY_*` bits.
+    pub summary_flags: u32,
 }
 
 pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
@@ -55,6 +57,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
     let nr = |name| syscall_table::number(name).unwrap_or(u32::MAX);
     let (execve, execveat, exit, exit_group) =
         (nr("execve"), nr("execveat"), nr("exit"), nr("exit_group"));
+    let (clone, clone3, fork, vfork) = (nr("clone"), nr("clone3"), nr("fork"), nr("vfork"));
     let mut bpf = EbpfLoader::new()
         .override_global(globals::TRACE_ALL, &trace_all, true)
         .override_global(globals::FILTER_UID, &filter_uid, true)
@@ -65,10 +68,15 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .override_global(globals::FORK_CHILD_PID_OFF, &s.fork_child_pid_off, true)
         .override_global(globals::EXIT_GROUP_DEAD_OFF, &exit_off, true)
         .override_global(globals::WAKEUP_BYTES, &wakeup, true)
+        .override_global(globals::SUMMARY_FLAGS, &s.summary_flags, true)
         .override_global("NR_EXECVE", &execve, true)
         .override_global("NR_EXECVEAT", &execveat, true)
         .override_global("NR_EXIT", &exit, true)
         .override_global("NR_EXIT_GROUP", &exit_group, true)
+        .override_global("NR_CLONE", &clone, true)
+        .override_global("NR_CLONE3", &clone3, true)
+        .override_global("NR_FORK", &fork, true)
+        .override_global("NR_VFORK", &vfork, true)
         .map_max_entries(trace_common::maps::EVENTS, s.ring_bytes)
         .load(OBJECT)
         .map_err(LoadError::Load)?;
@@ -115,6 +123,15 @@ pub fn attach_syscalls(bpf: &mut Ebpf) -> Result<(), LoadError> {
             .map_err(|source| LoadError::Attach { name, source })?;
     }
     Ok(())
+}
+
+/// Stops the syscall programs (their links are dropped); the maps stay readable.
+pub fn detach_syscalls(bpf: &mut Ebpf) {
+    for name in ["sys_enter", "sys_exit"] {
+        if let Ok(prog) = program::<RawTracePoint>(bpf, name) {
+            let _ = prog.unload();
+        }
+    }
 }
 
 /// The fd of a map, for the bpf(2) calls rtrace makes itself.

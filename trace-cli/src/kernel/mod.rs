@@ -5,4 +5,5 @@ pub mod loader;
 pub mod map_ops;
 pub mod pidns;
 pub mod privilege;
+pub mod stats_maps;
 pub mod tracefs;

@@ -1,6 +1,7 @@
 //! Where lines go: stderr by default (as perf trace), or `-o FILE`.
 
 pub mod line;
+pub mod summary;
 
 use std::{
     fs::{self, File},

@@ -1,0 +1,229 @@
+//! Summaries (-s, -S), counted in the kernel: perf's own checks, and strace -c's counts.
+
+use std::{collections::BTreeMap, process::Command, thread, time::Duration};
+
+use rtrace_tests::{Tracer, bpf_ready, rtrace, run};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+/// perf's test: `^\s*(open|read|close).*[0-9]+%$`
+fn perf_summary_rows(text: &str) -> usize {
+    text.lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            ["open", "read", "close"].iter().any(|p| t.starts_with(p))
+                && l.strip_suffix('%')
+                    .is_some_and(|s| s.ends_with(|c: char| c.is_ascii_digit()))
+        })
+        .count()
+}
+
+#[test]
+fn perfs_own_summary_checks() {
+    if !bpf_ready("perfs_own_summary_checks") {
+        return;
+    }
+    for args in [
+        &["-s"][..],
+        &["-S"],
+        &["-s", "--summary-mode=thread"],
+        &["-S", "--summary-mode=total"],
+        &["-as", "--summary-mode=thread", "--no-bpf-summary"],
+    ] {
+        let r = run(rtrace().args(args).args(["--", "cat", "/dev/null"]), LIMIT);
+        assert_eq!(r.code(), Some(0), "{r}");
+        assert!(
+            perf_summary_rows(&r.stderr) >= 3,
+            "at least 3 open/read/close rows{r}"
+        );
+        assert!(r.stderr.contains("\n Summary of events:\n"), "{r}");
+        let traced = !r.trace_lines().is_empty();
+        assert_eq!(
+            traced,
+            args[0] == "-S",
+            "-S also prints the trace, -s only the summary{r}"
+        );
+    }
+}
+
+fn build_forker(dir: &std::path::Path) -> std::path::PathBuf {
+    let src = dir.join("forker.c");
+    std::fs::write(
+        &src,
+        r#"#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void) {
+    for (int i = 0; i < 4; i++) {
+        if (fork() == 0) {
+            for (int k = 0; k < 50; k++) getppid();
+            open("/nonexistent/rtrace", O_RDONLY);
+            _exit(0);
+        }
+    }
+    while (wait(0) > 0) {}
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let bin = dir.join("forker");
+    let r = run(
+        Command::new("gcc").args(["-O2", "-o"]).arg(&bin).arg(&src),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    bin
+}
+
+/// syscall -> (calls, errors) from `strace -c` output.
+fn strace_counts(text: &str) -> BTreeMap<String, (u64, u64)> {
+    let mut out = BTreeMap::new();
+    for l in text.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() < 5
+            || f[0].starts_with('%')
+            || f[0].starts_with('-')
+            || f.last() == Some(&"total")
+        {
+            continue;
+        }
+        let Ok(calls) = f[3].parse::<u64>() else {
+            continue;
+        };
+        let errors = if f.len() == 6 {
+            f[4].parse().unwrap_or(0)
+        } else {
+            0
+        };
+        out.insert(f.last().unwrap().to_string(), (calls, errors));
+    }
+    out
+}
+
+/// syscall -> (calls, errors) summed over the sections of rtrace's summary.
+fn rtrace_counts(text: &str) -> BTreeMap<String, (u64, u64)> {
+    let mut out: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for l in text.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() == 8 && f[7].ends_with('%') && f[1].parse::<u64>().is_ok() {
+            let e = out.entry(f[0].to_string()).or_default();
+            e.0 += f[1].parse::<u64>().unwrap();
+            e.1 += f[2].parse::<u64>().unwrap();
+        }
+    }
+    out
+}
+
+#[test]
+fn counts_equal_strace_c_for_a_forking_program() {
+    if !bpf_ready("counts_equal_strace_c_for_a_forking_program") {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("rtrace-sum-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let forker = build_forker(&dir);
+    let s = run(
+        Command::new("strace")
+            .args(["-c", "-f", "-qq"])
+            .arg(&forker),
+        LIMIT,
+    );
+    assert_eq!(s.code(), Some(0), "{s}");
+    let want = strace_counts(&s.stderr);
+    assert_eq!(want.get("getppid"), Some(&(200, 0)), "{s}");
+    for mode in ["thread", "total"] {
+        let r = run(
+            rtrace()
+                .args(["-s", &format!("--summary-mode={mode}"), "--"])
+                .arg(&forker),
+            LIMIT,
+        );
+        assert_eq!(r.code(), Some(0), "{r}");
+        assert_eq!(
+            rtrace_counts(&r.stderr),
+            want,
+            "calls and errors as strace -c -f counts them ({mode}){r}{s}"
+        );
+        if mode == "thread" {
+            let sections = r.stderr.lines().filter(|l| l.contains(" events, ")).count();
+            assert_eq!(sections, 5, "the parent and its four children{r}");
+            let per_child = r
+                .stderr
+                .lines()
+                .filter(|l| l.trim_start().starts_with("getppid "))
+                .count();
+            assert_eq!(per_child, 4, "{r}");
+        } else {
+            assert!(r.stderr.contains("\n total, "), "{r}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn errno_summary_names_the_errors() {
+    if !bpf_ready("errno_summary_names_the_errors") {
+        return;
+    }
+    let r = run(
+        rtrace().args(["--errno-summary", "--", "cat", "/nonexistent/rtrace"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(1), "cat's own status{r}");
+    assert!(
+        r.trace_lines().is_empty(),
+        "--errno-summary alone implies -s{r}"
+    );
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    let openat = lines
+        .iter()
+        .position(|l| l.trim_start().starts_with("openat "))
+        .expect("an openat row");
+    let errnos: Vec<&&str> = lines[openat + 1..]
+        .iter()
+        .take_while(|l| l.starts_with("\t\t\t\t"))
+        .collect();
+    assert!(
+        errnos.iter().any(|l| l.trim().starts_with("ENOENT: ")),
+        "{r}"
+    );
+}
+
+#[test]
+fn max_summary_caps_the_rows() {
+    if !bpf_ready("max_summary_caps_the_rows") {
+        return;
+    }
+    let r = run(
+        rtrace().args(["-s", "--max-summary", "2", "--", "cat", "/dev/null"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let rows = rtrace_counts(&r.stderr);
+    assert_eq!(rows.len(), 2, "{r}");
+}
+
+#[test]
+fn sigint_prints_the_summary() {
+    if !bpf_ready("sigint_prints_the_summary") {
+        return;
+    }
+    let t = Tracer::start(&["-s", "--", "sleep", "29.75"]);
+    thread::sleep(Duration::from_millis(200));
+    let r = t.stop();
+    let _ = Command::new("pkill").args(["-f", "sleep 29.75"]).status();
+    assert_eq!(
+        r.code(),
+        Some(128 + 2),
+        "stopped by SIGINT while the command ran{r}"
+    );
+    assert!(r.stderr.contains("\n Summary of events:\n"), "{r}");
+    assert!(r.stderr.contains(" sleep ("), "{r}");
+    assert!(
+        r.stderr
+            .lines()
+            .any(|l| l.trim_start().starts_with("execve ")),
+        "{r}"
+    );
+}

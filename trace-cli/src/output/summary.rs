@@ -1,0 +1,256 @@
+//! perf trace's summary table (`-s`, `-S`), rendered from the in-kernel statistics.
+
+use std::fmt::Write as _;
+
+use trace_common::stats::SyscallStats;
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub name: String,
+    pub stats: SyscallStats,
+    /// (errno name, count), in errno order; shown with --errno-summary.
+    pub errnos: Vec<(String, u64)>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Title {
+    Thread { comm: String, tid: u32 },
+    Total,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Section {
+    pub title: Title,
+    /// Rows for every syscall seen, including those that never returned (which count
+    /// as events but get no row).
+    pub rows: Vec<Row>,
+}
+
+impl Section {
+    pub fn events(&self) -> u64 {
+        self.rows.iter().map(|r| r.stats.events()).sum()
+    }
+}
+
+/// perf's stddev column: the standard deviation of the mean, as a percentage of the
+/// mean (100 × sqrt(M2/(n−1)/n) / mean); 0 for fewer than two calls.
+pub fn stddev_pct(s: &SyscallStats) -> f64 {
+    let n = s.calls;
+    if n < 2 || s.total_ns == 0 {
+        return 0.0;
+    }
+    let sum = u128::from(s.total_ns);
+    // M2 = Σd² − (Σd)²/n; n·M2 is exact in integers while it fits.
+    let n_m2 = u128::from(n)
+        .checked_mul(s.sum_sq())
+        .and_then(|a| a.checked_sub(sum * sum))
+        .map(|x| x as f64)
+        .unwrap_or_else(|| {
+            let nf = n as f64;
+            nf * s.sum_sq() as f64 - (s.total_ns as f64).powi(2)
+        })
+        .max(0.0);
+    let nf = n as f64;
+    let variance = n_m2 / nf / (nf - 1.0);
+    let mean = s.total_ns as f64 / nf;
+    100.0 * (variance / nf).sqrt() / mean
+}
+
+pub struct SummaryOptions {
+    pub max_rows: Option<usize>,
+    pub errno: bool,
+}
+
+pub fn render(out: &mut String, mut sections: Vec<Section>, opts: &SummaryOptions) {
+    let all_events: u64 = sections.iter().map(Section::events).sum();
+    // Threads by event count, smallest first (perf's order).
+    sections.sort_by_key(|s| (s.events(), title_tid(&s.title)));
+    out.push_str("\n Summary of events:\n\n");
+    for section in &mut sections {
+        let events = section.events();
+        match &section.title {
+            Title::Thread { comm, tid } => {
+                let pct = if all_events > 0 {
+                    100.0 * events as f64 / all_events as f64
+                } else {
+                    0.0
+                };
+                let _ = writeln!(out, " {comm} ({tid}), {events} events, {pct:.1}%");
+            }
+            Title::Total => {
+                let _ = writeln!(out, " total, {events} events");
+            }
+        }
+        out.push('\n');
+        out.push_str("   syscall            calls  errors  total       min       avg       max       stddev\n");
+        out.push_str("                                     (msec)    (msec)    (msec)    (msec)        (%)\n");
+        out.push_str("   --------------- --------  ------ -------- --------- --------- ---------     ------\n");
+        let rows = &mut section.rows;
+        rows.retain(|r| r.stats.calls > 0);
+        rows.sort_by(|a, b| {
+            b.stats
+                .total_ns
+                .cmp(&a.stats.total_ns)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        let shown = opts.max_rows.unwrap_or(usize::MAX);
+        for row in rows.iter().take(shown) {
+            let s = &row.stats;
+            let ms = |ns: u64| ns as f64 / 1e6;
+            let avg = ms(s.total_ns) / s.calls as f64;
+            let _ = writeln!(
+                out,
+                "   {:<15} {:>8} {:>6} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.2}%",
+                row.name,
+                s.calls,
+                s.errors,
+                ms(s.total_ns),
+                ms(s.min_ns),
+                avg,
+                ms(s.max_ns),
+                stddev_pct(s)
+            );
+            if opts.errno {
+                for (name, count) in &row.errnos {
+                    let _ = writeln!(out, "\t\t\t\t{name}: {count}");
+                }
+            }
+        }
+        out.push_str("\n\n");
+    }
+}
+
+fn title_tid(t: &Title) -> u32 {
+    match t {
+        Title::Thread { tid, .. } => *tid,
+        Title::Total => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(durations_us: &[u64], errors: u64) -> SyscallStats {
+        let mut s = SyscallStats::default();
+        for (i, d) in durations_us.iter().enumerate() {
+            s.add_call(d * 1000, (i as u64) < errors, true);
+        }
+        s
+    }
+
+    fn row(name: &str, s: SyscallStats) -> Row {
+        Row {
+            name: name.into(),
+            stats: s,
+            errnos: vec![],
+        }
+    }
+
+    #[test]
+    fn stddev_matches_perfs_formula() {
+        // durations 1,2,3 ms: mean 2, sample variance 1, stddev of the mean sqrt(1/3)
+        let s = stats(&[1000, 2000, 3000], 0);
+        let want = 100.0 * (1.0f64 / 3.0).sqrt() / 2.0;
+        assert!((stddev_pct(&s) - want).abs() < 1e-9, "{}", stddev_pct(&s));
+        assert_eq!(stddev_pct(&stats(&[5], 0)), 0.0);
+        assert_eq!(stddev_pct(&stats(&[7, 7, 7, 7], 0)), 0.0);
+    }
+
+    #[test]
+    fn renders_perfs_layout() {
+        let exit_group = SyscallStats {
+            enter_only: 1,
+            ..Default::default()
+        };
+        let mut execve = SyscallStats::default();
+        execve.add_call(0, false, false);
+        let section = Section {
+            title: Title::Thread {
+                comm: "cat".into(),
+                tid: 3102,
+            },
+            rows: vec![
+                row("read", stats(&[2, 11, 3, 4], 0)),
+                row("openat", stats(&[13, 2, 10, 9, 8, 5, 5], 1)),
+                row("exit_group", exit_group),
+                row("execve", execve),
+            ],
+        };
+        let mut out = String::new();
+        render(
+            &mut out,
+            vec![section],
+            &SummaryOptions {
+                max_rows: None,
+                errno: false,
+            },
+        );
+        // 11 calls seen at both ends, one seen only at its exit, one entry only.
+        let expected = "
+ Summary of events:
+
+ cat (3102), 24 events, 100.0%
+
+   syscall            calls  errors  total       min       avg       max       stddev
+                                     (msec)    (msec)    (msec)    (msec)        (%)
+   --------------- --------  ------ -------- --------- --------- ---------     ------
+   openat                 7      1     0.052     0.002     0.007     0.013     18.78%
+   read                   4      0     0.020     0.002     0.005     0.011     40.82%
+   execve                 1      0     0.000     0.000     0.000     0.000      0.00%
+
+
+";
+        assert_eq!(out, expected);
+    }
+
+    #[test]
+    fn threads_smallest_first_total_mode_and_caps() {
+        let t = |comm: &str, tid, n: usize| Section {
+            title: Title::Thread {
+                comm: comm.into(),
+                tid,
+            },
+            rows: vec![row("getppid", stats(&vec![1; n], 0))],
+        };
+        let mut out = String::new();
+        render(
+            &mut out,
+            vec![t("big", 1, 3), t("small", 2, 1)],
+            &SummaryOptions {
+                max_rows: None,
+                errno: false,
+            },
+        );
+        let small = out.find(" small (2), 2 events, 25.0%").unwrap();
+        let big = out.find(" big (1), 6 events, 75.0%").unwrap();
+        assert!(small < big, "{out}");
+
+        let mut out = String::new();
+        let total = Section {
+            title: Title::Total,
+            rows: vec![
+                Row {
+                    name: "openat".into(),
+                    stats: stats(&[5, 5], 2),
+                    errnos: vec![("ENOENT".into(), 2)],
+                },
+                row("read", stats(&[1], 0)),
+            ],
+        };
+        render(
+            &mut out,
+            vec![total],
+            &SummaryOptions {
+                max_rows: Some(1),
+                errno: true,
+            },
+        );
+        assert!(out.contains(" total, 6 events\n"), "{out}");
+        assert!(out.contains("\n\t\t\t\tENOENT: 2\n"), "{out}");
+        assert!(
+            !out.contains("   read "),
+            "--max-summary 1 keeps one row{out}"
+        );
+    }
+}

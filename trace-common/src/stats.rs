@@ -1,0 +1,162 @@
+//! In-kernel syscall statistics for the summaries (`-s`, `-S`): one entry per
+//! (thread, syscall), or per syscall in total mode, read once by user space at the end.
+
+/// `SUMMARY_FLAGS` global bits.
+pub const SUMMARY_RECORDS: u32 = 1;
+/// Aggregate into the stats maps.
+pub const SUMMARY_AGGREGATE: u32 = 2;
+/// Aggregate per syscall for all threads together (per-CPU map) instead of per thread.
+pub const SUMMARY_TOTAL: u32 = 4;
+/// Also count each errno per syscall.
+pub const SUMMARY_ERRNO: u32 = 8;
+
+/// Hash map (per thread) and per-CPU hash map (total mode) of [`SyscallStats`].
+pub const SYSCALL_STATS: &str = "syscall_stats";
+pub const SYSCALL_STATS_TOTAL: &str = "syscall_stats_total";
+/// Hash map [`ErrnoKey`] -> u64 count.
+pub const ERRNO_STATS: &str = "errno_stats";
+/// Hash map tid -> comm, written when a thread's first stats entry is made.
+pub const TASK_COMM: &str = "task_comm";
+
+pub const STATS_ENTRIES: u32 = 16384;
+pub const STATS_TOTAL_ENTRIES: u32 = 1024;
+pub const ERRNO_ENTRIES: u32 = 4096;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StatsKey {
+    /// Thread id in rtrace's pid namespace; 0 in total mode.
+    pub tid: u32,
+    pub nr: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ErrnoKey {
+    pub tid: u32,
+    pub nr: u32,
+    pub errno: u32,
+    pub _pad: u32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SyscallStats {
+    /// Returns seen (with or without their entry).
+    pub calls: u64,
+    pub errors: u64,
+    pub total_ns: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    /// Sum of squared durations, as a 128-bit number (lo, hi) so that it cannot
+    /// overflow; the variance comes from it and `total_ns` at the end.
+    pub sq_lo: u64,
+    pub sq_hi: u64,
+    /// Returns whose entry was not seen (counted with a duration of 0, as perf does).
+    pub exit_only: u64,
+    /// Entries that never return (exit, exit_group).
+    pub enter_only: u64,
+}
+
+const _: () = assert!(core::mem::size_of::<StatsKey>() == 8);
+const _: () = assert!(core::mem::size_of::<ErrnoKey>() == 16);
+const _: () = assert!(core::mem::size_of::<SyscallStats>() == 72);
+
+impl SyscallStats {
+    /// Adds one returned call of `dur_ns` (0 when its entry was not seen).
+    #[inline(always)]
+    pub fn add_call(&mut self, dur_ns: u64, failed: bool, entry_seen: bool) {
+        if self.calls == 0 || dur_ns < self.min_ns {
+            self.min_ns = dur_ns;
+        }
+        if dur_ns > self.max_ns {
+            self.max_ns = dur_ns;
+        }
+        self.calls += 1;
+        self.errors += failed as u64;
+        self.exit_only += !entry_seen as u64;
+        self.total_ns += dur_ns;
+        // d = hi·2^32 + lo; d² = hi²·2^64 + hi·lo·2^33 + lo², each part within u64.
+        let hi = dur_ns >> 32;
+        let lo = dur_ns & 0xffff_ffff;
+        let lo2 = lo * lo;
+        let mid = hi * lo;
+        let (s, c1) = self.sq_lo.overflowing_add(lo2);
+        let (s, c2) = s.overflowing_add(mid << 33);
+        self.sq_lo = s;
+        self.sq_hi = self
+            .sq_hi
+            .wrapping_add(hi * hi)
+            .wrapping_add(mid >> 31)
+            .wrapping_add(c1 as u64)
+            .wrapping_add(c2 as u64);
+    }
+
+    pub fn sum_sq(&self) -> u128 {
+        (u128::from(self.sq_hi) << 64) | u128::from(self.sq_lo)
+    }
+
+    /// Folds another CPU's (or thread's) numbers into these.
+    pub fn merge(&mut self, o: &SyscallStats) {
+        if o.calls > 0 && (self.calls == 0 || o.min_ns < self.min_ns) {
+            self.min_ns = o.min_ns;
+        }
+        self.max_ns = self.max_ns.max(o.max_ns);
+        self.calls += o.calls;
+        self.errors += o.errors;
+        self.total_ns += o.total_ns;
+        self.exit_only += o.exit_only;
+        self.enter_only += o.enter_only;
+        let sum = self.sum_sq().wrapping_add(o.sum_sq());
+        self.sq_lo = sum as u64;
+        self.sq_hi = (sum >> 64) as u64;
+    }
+
+    /// perf's event count: an entry and an exit event per call, one for a call seen
+    /// only at one end.
+    pub fn events(&self) -> u64 {
+        2 * self.calls - self.exit_only + self.enter_only
+    }
+}
+
+// SAFETY: plain #[repr(C)] integers without padding holes; any bit pattern is valid.
+#[cfg(feature = "user")]
+unsafe impl aya::Pod for StatsKey {}
+// SAFETY: as above.
+#[cfg(feature = "user")]
+unsafe impl aya::Pod for ErrnoKey {}
+// SAFETY: as above.
+#[cfg(feature = "user")]
+unsafe impl aya::Pod for SyscallStats {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn squares_do_not_overflow() {
+        let mut s = SyscallStats::default();
+        let big = 5_000_000_000u64; // 5 s: its square is past u64
+        for _ in 0..1000 {
+            s.add_call(big, false, true);
+        }
+        assert_eq!(s.sum_sq(), 1000 * u128::from(big) * u128::from(big));
+        assert_eq!((s.calls, s.min_ns, s.max_ns), (1000, big, big));
+    }
+
+    #[test]
+    fn small_values_and_merge() {
+        let mut a = SyscallStats::default();
+        a.add_call(3, true, true);
+        a.add_call(0, false, false);
+        let mut b = SyscallStats::default();
+        b.add_call(7, false, true);
+        a.merge(&b);
+        assert_eq!(a.sum_sq(), 9 + 49);
+        assert_eq!(
+            (a.calls, a.errors, a.min_ns, a.max_ns, a.total_ns),
+            (3, 1, 0, 7, 10)
+        );
+        assert_eq!(a.events(), 2 * 3 - 1);
+    }
+}

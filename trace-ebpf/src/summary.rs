@@ -1,0 +1,120 @@
+//! In-kernel aggregation for the summaries: what perf trace -s computes in user space
+//! from every record, done here so that a summary costs no ring-buffer traffic.
+
+use aya_ebpf::{
+    Global,
+    bindings::BPF_NOEXIST,
+    helpers::bpf_get_current_comm,
+    macros::map,
+    maps::{HashMap, PerCpuHashMap},
+};
+use trace_common::{
+    maps::COUNTER_STATS_LOST,
+    stats::{
+        ERRNO_ENTRIES, ErrnoKey, STATS_ENTRIES, STATS_TOTAL_ENTRIES, SUMMARY_AGGREGATE,
+        SUMMARY_ERRNO, SUMMARY_RECORDS, SUMMARY_TOTAL, StatsKey, SyscallStats,
+    },
+};
+
+use crate::{maps::bump, task::Ids};
+
+#[map(name = "syscall_stats")]
+static SYSCALL_STATS: HashMap<StatsKey, SyscallStats> = HashMap::with_max_entries(STATS_ENTRIES, 0);
+
+/// Total mode: every thread adds to the same keys, so each CPU keeps its own copy.
+#[map(name = "syscall_stats_total")]
+static SYSCALL_STATS_TOTAL: PerCpuHashMap<StatsKey, SyscallStats> =
+    PerCpuHashMap::with_max_entries(STATS_TOTAL_ENTRIES, 0);
+
+#[map(name = "errno_stats")]
+static ERRNO_STATS: HashMap<ErrnoKey, u64> = HashMap::with_max_entries(ERRNO_ENTRIES, 0);
+
+#[map(name = "task_comm")]
+static TASK_COMM: HashMap<u32, [u8; 16]> = HashMap::with_max_entries(STATS_ENTRIES, 0);
+
+#[unsafe(no_mangle)]
+static SUMMARY_FLAGS: Global<u32> = Global::new(SUMMARY_RECORDS);
+
+#[inline(always)]
+pub fn wants_records() -> bool {
+    SUMMARY_FLAGS.load() & SUMMARY_RECORDS != 0
+}
+
+/// One syscall seen: `dur_ns` 0 and `entry_seen` false for a return without its entry;
+/// `returned` false for an entry that never returns (exit, exit_group).
+#[inline(always)]
+pub fn account(ids: &Ids, nr: u32, dur_ns: u64, ret: i64, entry_seen: bool, returned: bool) {
+    let flags = SUMMARY_FLAGS.load();
+    if flags & SUMMARY_AGGREGATE == 0 {
+        return;
+    }
+    let total = flags & SUMMARY_TOTAL != 0;
+    let key = StatsKey {
+        tid: if total { 0 } else { ids.tid },
+        nr,
+    };
+    let failed = returned && (-4095..0).contains(&ret);
+    let map_ptr = if total {
+        SYSCALL_STATS_TOTAL.get_ptr_mut(key)
+    } else {
+        SYSCALL_STATS.get_ptr_mut(key)
+    };
+    match map_ptr {
+        Some(p) => {
+            // SAFETY: a live value; only this thread (per-thread map) or this CPU
+            // (per-CPU map) writes it.
+            let s = unsafe { &mut *p };
+            if returned {
+                s.add_call(dur_ns, failed, entry_seen);
+            } else {
+                s.enter_only += 1;
+            }
+        }
+        None => {
+            let mut s = SyscallStats::default();
+            if returned {
+                s.add_call(dur_ns, failed, entry_seen);
+            } else {
+                s.enter_only = 1;
+            }
+            let inserted = if total {
+                SYSCALL_STATS_TOTAL.insert(key, s, BPF_NOEXIST as u64)
+            } else {
+                SYSCALL_STATS.insert(key, s, BPF_NOEXIST as u64)
+            };
+            if inserted.is_err() {
+                bump(COUNTER_STATS_LOST);
+                return;
+            }
+            if !total {
+                let _ = TASK_COMM.insert(ids.tid, bpf_get_current_comm().unwrap_or([0; 16]), 0);
+            }
+        }
+    }
+    if failed && flags & SUMMARY_ERRNO != 0 {
+        count_errno(ErrnoKey {
+            tid: key.tid,
+            nr,
+            errno: (-ret) as u32,
+            _pad: 0,
+        });
+    }
+}
+
+#[inline(always)]
+fn count_errno(key: ErrnoKey) {
+    if let Some(p) = ERRNO_STATS.get_ptr_mut(key) {
+        // SAFETY: atomic add to a live value (other CPUs may add to it in total mode).
+        unsafe { crate::maps::atomic_add(p, 1) };
+        return;
+    }
+    if ERRNO_STATS.insert(key, 1u64, BPF_NOEXIST as u64).is_ok() {
+        return;
+    }
+    // Another CPU made it first, or the map is full.
+    match ERRNO_STATS.get_ptr_mut(key) {
+        // SAFETY: as above.
+        Some(p) => unsafe { crate::maps::atomic_add(p, 1) },
+        None => bump(COUNTER_STATS_LOST),
+    }
+}
