@@ -5,6 +5,7 @@
 
 #![no_std]
 
+pub mod augment;
 pub mod maps;
 pub mod record;
 pub mod stats;

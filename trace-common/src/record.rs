@@ -12,6 +12,9 @@ pub const REC_HAS_EXIT: u16 = 2;
 
 /// `SyscallRecord::kind` of a syscall record.
 pub const KIND_SYSCALL: u16 = 1;
+/// `SyscallRecord::kind` of what was read at a syscall's entry (execve's path and
+/// argv), sent ahead of the call's own record; only its slots matter.
+pub const KIND_ENTRY_READS: u16 = 2;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,9 +32,15 @@ pub struct SyscallRecord {
     pub args: [u64; 6],
     pub ret: i64,
     pub comm: [u8; TASK_COMM_LEN],
+    /// Bytes held by each augmentation slot after the record (`augment::AUG_FAILED`
+    /// when the read failed), and the argument each slot belongs to
+    /// (`augment::AUG_NO_ARG` when unused).
+    pub aug_len: [u16; 2],
+    pub aug_arg: [u8; 2],
+    pub _pad: [u8; 2],
 }
 
-pub const SYSCALL_RECORD_SIZE: usize = 104;
+pub const SYSCALL_RECORD_SIZE: usize = 112;
 const _: () = assert!(core::mem::size_of::<SyscallRecord>() == SYSCALL_RECORD_SIZE);
 const _: () = assert!(core::mem::align_of::<SyscallRecord>() == 8);
 const _: () = assert!(core::mem::offset_of!(SyscallRecord, args) == 32);
@@ -47,7 +56,7 @@ impl SyscallRecord {
         // SyscallRecord (integers and byte arrays only); read_unaligned because ring
         // buffer items are only 8-byte aligned by convention.
         let rec = unsafe { core::ptr::read_unaligned(bytes.as_ptr().cast::<SyscallRecord>()) };
-        (rec.kind == KIND_SYSCALL).then_some(rec)
+        matches!(rec.kind, KIND_SYSCALL | KIND_ENTRY_READS).then_some(rec)
     }
 
     pub fn has_entry(&self) -> bool {
@@ -56,6 +65,21 @@ impl SyscallRecord {
 
     pub fn has_exit(&self) -> bool {
         self.flags & REC_HAS_EXIT != 0
+    }
+
+    /// The augmentation for argument `arg`: `Some(Ok(bytes))` when it was read,
+    /// `Some(Err(()))` when the read failed, `None` when there is none. `record` is the
+    /// whole ring-buffer item; lengths are checked against it.
+    pub fn augmented<'a>(&self, record: &'a [u8], arg: usize) -> Option<Result<&'a [u8], ()>> {
+        use crate::augment::{AUG_FAILED, AUG_SLOT_BYTES};
+        let slot = self.aug_arg.iter().position(|&a| usize::from(a) == arg)?;
+        let len = self.aug_len[slot];
+        if len == AUG_FAILED {
+            return Some(Err(()));
+        }
+        let start = SYSCALL_RECORD_SIZE + slot * AUG_SLOT_BYTES;
+        let end = start + usize::from(len).min(AUG_SLOT_BYTES);
+        Some(record.get(start..end).ok_or(()))
     }
 }
 
@@ -87,6 +111,9 @@ mod tests {
             args: [1, 2, 3, 4, 5, 6],
             ret: -2,
             comm: *b"cat\0\0\0\0\0\0\0\0\0\0\0\0\0",
+            aug_len: [0; 2],
+            aug_arg: [0xff; 2],
+            _pad: [0; 2],
         }
     }
 

@@ -12,6 +12,7 @@
 #![no_main]
 #![feature(asm_experimental_arch)]
 
+mod augment;
 mod lifecycle;
 mod maps;
 mod regs;

@@ -13,11 +13,15 @@ use aya_ebpf::{
     programs::RawTracePointContext,
 };
 use trace_common::{
+    augment::{AUG_AT_ENTRY, AUG_AT_EXIT, AUG_NO_ARG, AugPlan},
     maps::{COUNTER_DROPPED, COUNTER_LOST_TASKS, TRACE_ARM_ON_EXEC},
-    record::{InflightCall, KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT, SyscallRecord},
+    record::{
+        InflightCall, KIND_ENTRY_READS, KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT, SyscallRecord,
+    },
 };
 
 use crate::{
+    augment,
     maps::{
         EVENTS, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, WAKEUP_BYTES, bump, handoff_gauge,
         handoff_gauge_add,
@@ -86,8 +90,16 @@ fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
     let args = syscall_args(ctx.arg::<*const u8>(0))?;
     let now = now_ns();
     if nr == NR_EXIT.load() || nr == NR_EXIT_GROUP.load() {
+        summary::account(&ids, nr, 0, 0, true, false);
         emit(REC_HAS_ENTRY, nr, &ids, now, 0, &args, 0);
         return Some(());
+    }
+    let kernel_tid = bpf_get_current_pid_tgid() as u32;
+    if summary::wants_records()
+        && let Some(plan) = augment::plan(nr)
+        && augment::has_entry_reads(&plan)
+    {
+        emit_entry_reads(&plan, nr, &ids, now, &args);
     }
     let call = InflightCall {
         nr,
@@ -95,11 +107,9 @@ fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
         enter_ns: now,
         args,
     };
-    if INFLIGHT
-        .insert(bpf_get_current_pid_tgid() as u32, call, 0)
-        .is_err()
-    {
+    if INFLIGHT.insert(kernel_tid, call, 0).is_err() {
         // No room to keep the entry: report the call now rather than lose it.
+        summary::account(&ids, nr, 0, 0, true, false);
         emit(REC_HAS_ENTRY, nr, &ids, now, 0, &args, 0);
     }
     Some(())
@@ -124,15 +134,21 @@ fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
             true,
             true,
         );
-        emit(
-            REC_HAS_ENTRY | REC_HAS_EXIT,
-            call.nr,
-            &ids,
-            call.enter_ns,
-            now,
-            &call.args,
-            ret,
-        );
+        if summary::wants_records()
+            && let Some(plan) = augment::plan(call.nr)
+        {
+            emit_augmented(&plan, &ids, &call, now, ret);
+        } else {
+            emit(
+                REC_HAS_ENTRY | REC_HAS_EXIT,
+                call.nr,
+                &ids,
+                call.enter_ns,
+                now,
+                &call.args,
+                ret,
+            );
+        }
         return Some(());
     }
     if handoff_gauge() != 0 {
@@ -181,15 +197,16 @@ fn adopt_forked_child(kernel_tid: u32) {
 }
 
 #[inline(always)]
-fn emit(flags: u16, nr: u32, ids: &Ids, enter_ns: u64, exit_ns: u64, args: &[u64; 6], ret: i64) {
-    if !summary::wants_records() {
-        return;
-    }
-    let Some(mut slot) = EVENTS.reserve::<SyscallRecord>(0) else {
-        bump(COUNTER_DROPPED);
-        return;
-    };
-    slot.write(SyscallRecord {
+fn record(
+    flags: u16,
+    nr: u32,
+    ids: &Ids,
+    enter_ns: u64,
+    exit_ns: u64,
+    args: &[u64; 6],
+    ret: i64,
+) -> SyscallRecord {
+    SyscallRecord {
         kind: KIND_SYSCALL,
         flags,
         nr,
@@ -200,12 +217,61 @@ fn emit(flags: u16, nr: u32, ids: &Ids, enter_ns: u64, exit_ns: u64, args: &[u64
         args: *args,
         ret,
         comm: bpf_get_current_comm().unwrap_or([0; 16]),
-    });
-    // Wake the reader only once enough has piled up; it also drains on a short timer.
+        aug_len: [0; 2],
+        aug_arg: [AUG_NO_ARG; 2],
+        _pad: [0; 2],
+    }
+}
+
+/// Wake the reader only once enough has piled up; it also drains on a short timer.
+#[inline(always)]
+fn wakeup_flag() -> u64 {
     let wake = if EVENTS.query(BPF_RB_AVAIL_DATA as u64) >= WAKEUP_BYTES.load() {
         BPF_RB_FORCE_WAKEUP
     } else {
         BPF_RB_NO_WAKEUP
     };
-    slot.submit(wake as u64);
+    wake as u64
+}
+
+#[inline(always)]
+fn emit(flags: u16, nr: u32, ids: &Ids, enter_ns: u64, exit_ns: u64, args: &[u64; 6], ret: i64) {
+    if !summary::wants_records() {
+        return;
+    }
+    let Some(mut slot) = EVENTS.reserve::<SyscallRecord>(0) else {
+        bump(COUNTER_DROPPED);
+        return;
+    };
+    slot.write(record(flags, nr, ids, enter_ns, exit_ns, args, ret));
+    slot.submit(wakeup_flag());
+}
+
+/// A returned call whose plan copies user memory: the record and its slots, sized to
+/// what was read.
+#[inline(always)]
+fn emit_augmented(plan: &AugPlan, ids: &Ids, call: &InflightCall, exit_ns: u64, ret: i64) {
+    let flags = REC_HAS_ENTRY | REC_HAS_EXIT;
+    let mut rec = record(flags, call.nr, ids, call.enter_ns, exit_ns, &call.args, ret);
+    if let Some(bytes) = augment::assemble(&mut rec, plan, &call.args, AUG_AT_EXIT) {
+        output(bytes);
+    }
+}
+
+/// What must be read at entry (execve's path and argv) goes out at once, in a record of
+/// its own that user space joins to the call's.
+#[inline(always)]
+fn emit_entry_reads(plan: &AugPlan, nr: u32, ids: &Ids, now: u64, args: &[u64; 6]) {
+    let mut rec = record(REC_HAS_ENTRY, nr, ids, now, 0, args, 0);
+    rec.kind = KIND_ENTRY_READS;
+    if let Some(bytes) = augment::assemble(&mut rec, plan, args, AUG_AT_ENTRY) {
+        output(bytes);
+    }
+}
+
+#[inline(always)]
+fn output(bytes: &[u8]) {
+    if EVENTS.output::<[u8]>(bytes, wakeup_flag()).is_err() {
+        bump(COUNTER_DROPPED);
+    }
 }

@@ -1,0 +1,60 @@
+//! Augmentation: user memory copied next to a syscall record (paths, sockaddrs,
+//! timespecs, the start of write buffers, execve's argv), as planned per syscall by
+//! user space in the `aug_plan` map.
+//!
+//! A record with augmentation is the [`crate::SyscallRecord`] followed by up to
+//! [`AUG_SLOTS`] slots of [`AUG_SLOT_BYTES`] each; slot `i` starts at
+//! `SYSCALL_RECORD_SIZE + i * AUG_SLOT_BYTES`, and the record ends after the last slot's
+//! bytes. `SyscallRecord::aug_len[i]` says how many bytes slot `i` holds.
+
+/// Array map, index: syscall number, value: [`AugPlan`].
+pub const AUG_PLAN: &str = "aug_plan";
+pub const AUG_PLAN_ENTRIES: u32 = 1024;
+
+pub const AUG_SLOTS: usize = 2;
+pub const AUG_SLOT_BYTES: usize = 256;
+
+/// `aug_len` of a slot whose read failed (the argument is shown as a pointer).
+pub const AUG_FAILED: u16 = 0xffff;
+/// `aug_arg` of an unused slot.
+pub const AUG_NO_ARG: u8 = 0xff;
+
+/// Nothing to read.
+pub const AUG_NONE: u8 = 0;
+/// A NUL-terminated string (stored without its NUL).
+pub const AUG_STR: u8 = 1;
+/// A buffer whose length is another argument (`len_arg`), capped at `max`.
+pub const AUG_BUF: u8 = 2;
+/// A struct of `max` bytes.
+pub const AUG_FIXED: u8 = 3;
+/// An argv-style array of strings, stored NUL-separated (execve).
+pub const AUG_ARGV: u8 = 4;
+
+/// `AugSlot::when`: read when the syscall returns (the kernel has faulted the pages
+/// in by then), or at entry (execve: the memory is gone once it succeeds).
+pub const AUG_AT_EXIT: u8 = 0;
+pub const AUG_AT_ENTRY: u8 = 1;
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AugSlot {
+    pub kind: u8,
+    pub arg: u8,
+    pub len_arg: u8,
+    pub when: u8,
+    pub max: u16,
+    pub _pad: u16,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AugPlan {
+    pub slots: [AugSlot; AUG_SLOTS],
+}
+
+const _: () = assert!(core::mem::size_of::<AugSlot>() == 8);
+const _: () = assert!(core::mem::size_of::<AugPlan>() == 16);
+
+// SAFETY: plain #[repr(C)] integers without padding holes.
+#[cfg(feature = "user")]
+unsafe impl aya::Pod for AugPlan {}
