@@ -21,6 +21,7 @@ use trace_common::{
         COUNTER_DROPPED, COUNTER_LOST_TASKS, COUNTER_STATS_LOST, COUNTERS, EVENTS, PID_MAP_ENTRIES,
         PIDS_FILTERED, PIDS_TO_TRACE, TRACE_ARM_ON_EXEC, TRACE_ON,
     },
+    record::KIND_ENTRY_READS,
 };
 
 use crate::{
@@ -121,6 +122,11 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     loader::attach_lifecycle(&mut bpf)?;
     let mut workload = argv.map(|a| Workload::spawn_held(a)).transpose()?;
     write_pid_maps(&bpf, &cfg, workload.as_ref(), key_by_tid)?;
+    let mut catalog = Catalog::new(tracefs);
+    if settings.summary_flags & trace_common::stats::SUMMARY_RECORDS != 0 {
+        catalog.preload();
+        loader::write_aug_plans(&mut bpf, catalog.described().map(|(nr, i)| (nr, i.plan)))?;
+    }
     loader::attach_syscalls(&mut bpf)?;
     let pidfd = match &mut workload {
         Some(w) => {
@@ -140,7 +146,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     let ended = event_loop(
         &mut bpf,
         &cfg,
-        tracefs,
+        catalog,
         &mut out,
         pidfd.as_ref(),
         workload.as_ref(),
@@ -294,7 +300,7 @@ fn counter_sum(counters: &PerCpuArray<&MapData, u64>, slot: u32) -> u64 {
 fn event_loop(
     bpf: &mut Ebpf,
     cfg: &Config,
-    tracefs: Tracefs,
+    catalog: Catalog<Tracefs>,
     out: &mut Sink,
     pidfd: Option<&OwnedFd>,
     workload: Option<&Workload>,
@@ -315,7 +321,8 @@ fn event_loop(
     let follow_targets = matches!(cfg.targets, Targets::Pids(_) | Targets::Tids(_));
 
     let mut printer = Printer {
-        catalog: Catalog::new(tracefs),
+        catalog,
+        entry_reads: std::collections::HashMap::new(),
         fmt: LineFormatter::new(cfg.line.clone()),
         line: String::with_capacity(512),
         printed: 0,
@@ -394,6 +401,8 @@ fn event_loop(
 
 struct Printer<'c> {
     catalog: Catalog<Tracefs>,
+    /// execve's path and argv, read at its entry, per tid, until its record comes.
+    entry_reads: std::collections::HashMap<u32, Vec<u8>>,
     fmt: LineFormatter,
     line: String,
     printed: u64,
@@ -407,13 +416,27 @@ impl Printer<'_> {
             let Some(rec) = SyscallRecord::from_bytes(&item) else {
                 continue;
             };
-            drop(item);
+            if rec.kind == KIND_ENTRY_READS {
+                self.entry_reads.insert(rec.tid, item.to_vec());
+                continue;
+            }
+            let early = self.entry_reads.remove(&rec.tid);
             if !self.wanted(&rec) {
                 continue;
             }
             self.line.clear();
             let info = self.catalog.get(rec.nr);
-            self.fmt.format(&mut self.line, &rec, info);
+            let early_rec = early.as_deref().and_then(SyscallRecord::from_bytes);
+            let mem = |i: usize| {
+                rec.augmented(&item, i).or_else(|| {
+                    let e = early.as_deref()?;
+                    early_rec
+                        .as_ref()
+                        .filter(|r| r.nr == rec.nr)?
+                        .augmented(e, i)
+                })
+            };
+            self.fmt.format_with(&mut self.line, &rec, info, &mem);
             if out.write_all(self.line.as_bytes()).is_err() {
                 return true;
             }

@@ -20,6 +20,8 @@ pub enum ArgKind {
 pub struct ArgSpec {
     pub name: String,
     pub kind: ArgKind,
+    /// The C type as tracefs spells it.
+    pub ty: String,
 }
 
 const I32_TYPES: &[&str] = &[
@@ -89,6 +91,7 @@ pub fn parse_format(text: &str) -> Vec<ArgSpec> {
         out.push(ArgSpec {
             name: name.to_string(),
             kind: kind_of(ty),
+            ty: ty.trim().to_string(),
         });
     }
     out

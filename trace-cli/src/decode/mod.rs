@@ -1,11 +1,14 @@
 //! Turning records into what perf trace prints: syscall names, argument names and kinds,
 //! how each return value is shown. Pure, apart from the format source it is given.
 
+pub mod beauty;
 pub mod errno;
 pub mod format;
 pub mod syscall_table;
 
+use beauty::{Beauty, registry};
 use format::ArgSpec;
+use trace_common::augment::AugPlan;
 
 /// How a syscall's return value is shown (perf's rules).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,7 +61,29 @@ pub struct SyscallInfo {
     pub name: String,
     /// `None` when the kernel has no format for it: arguments are shown raw.
     pub args: Option<Vec<ArgSpec>>,
+    /// One per argument in `args`.
+    pub beauties: Vec<Beauty>,
+    /// What the kernel side copies from user memory for this call.
+    pub plan: AugPlan,
     pub ret: RetKind,
+}
+
+impl SyscallInfo {
+    pub fn new(name: &str, args: Option<Vec<ArgSpec>>) -> Self {
+        let beauties: Vec<Beauty> = args
+            .iter()
+            .flatten()
+            .map(|a| registry::beauty_for(name, a))
+            .collect();
+        let plan = registry::plan_for(name, args.as_deref().unwrap_or(&[]), &beauties);
+        SyscallInfo {
+            name: name.to_string(),
+            args,
+            beauties,
+            plan,
+            ret: ret_kind(name),
+        }
+    }
 }
 
 /// Where argument formats come from: tracefs on a real system, strings in tests.
@@ -81,6 +106,23 @@ impl<S: FormatSource> Catalog<S> {
         }
     }
 
+    /// Describes every syscall of the table now (to plan the kernel's copies).
+    pub fn preload(&mut self) {
+        for nr in 0..syscall_table::MAX_NR {
+            if syscall_table::name(nr).is_some() {
+                self.get(nr);
+            }
+        }
+    }
+
+    /// (number, description) of every syscall described so far.
+    pub fn described(&self) -> impl Iterator<Item = (u32, &SyscallInfo)> {
+        self.infos
+            .iter()
+            .enumerate()
+            .filter_map(|(nr, i)| Some((nr as u32, i.as_ref()?)))
+    }
+
     pub fn get(&mut self, nr: u32) -> &SyscallInfo {
         let i = nr as usize;
         if self.infos.len() <= i {
@@ -93,20 +135,12 @@ impl<S: FormatSource> Catalog<S> {
 
 fn describe(nr: u32, source: &mut impl FormatSource) -> SyscallInfo {
     let Some(name) = syscall_table::name(nr) else {
-        return SyscallInfo {
-            name: format!("syscall_{nr}"),
-            args: None,
-            ret: RetKind::Decimal,
-        };
+        return SyscallInfo::new(&format!("syscall_{nr}"), None);
     };
     let args = source
         .sys_enter_format(syscall_table::event_name(name))
         .map(|text| format::parse_format(&text));
-    SyscallInfo {
-        name: name.to_string(),
-        args,
-        ret: ret_kind(name),
-    }
+    SyscallInfo::new(name, args)
 }
 
 #[cfg(test)]

@@ -8,6 +8,9 @@ use syscalls::x86_64::Sysno;
 #[cfg(target_arch = "aarch64")]
 use syscalls::aarch64::Sysno;
 
+/// Numbers below this are looked up in the table (the native tables end well before).
+pub const MAX_NR: u32 = 1024;
+
 pub fn name(nr: u32) -> Option<&'static str> {
     Sysno::new(nr as usize).map(|s| s.name())
 }

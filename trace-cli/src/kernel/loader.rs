@@ -1,12 +1,16 @@
 //! Loading rtrace's eBPF object and attaching its programs, in the order the session
 //! needs: the fork/exit upkeep first, the syscall programs last.
 
+use aya::maps::{Array, MapData};
 use aya::{
     Ebpf, EbpfError, EbpfLoader,
     programs::{ProgramError, RawTracePoint, TracePoint},
 };
 use thiserror::Error;
-use trace_common::maps::globals;
+use trace_common::{
+    augment::{AUG_PLAN, AUG_PLAN_ENTRIES, AugPlan},
+    maps::globals,
+};
 
 use crate::decode::syscall_table;
 
@@ -121,6 +125,26 @@ pub fn attach_syscalls(bpf: &mut Ebpf) -> Result<(), LoadError> {
         let prog: &mut RawTracePoint = program(bpf, name)?;
         prog.attach(name)
             .map_err(|source| LoadError::Attach { name, source })?;
+    }
+    Ok(())
+}
+
+/// Tells the kernel side what to copy from user memory for each syscall.
+pub fn write_aug_plans(
+    bpf: &mut Ebpf,
+    plans: impl Iterator<Item = (u32, AugPlan)>,
+) -> Result<(), LoadError> {
+    let map = bpf
+        .map_mut(AUG_PLAN)
+        .ok_or(LoadError::MissingMap(AUG_PLAN))?;
+    let mut array: Array<&mut MapData, AugPlan> =
+        Array::try_from(map).map_err(|_| LoadError::MissingMap(AUG_PLAN))?;
+    for (nr, plan) in plans {
+        if nr < AUG_PLAN_ENTRIES && plan != AugPlan::default() {
+            array
+                .set(nr, plan, 0)
+                .map_err(|_| LoadError::MissingMap(AUG_PLAN))?;
+        }
     }
     Ok(())
 }

@@ -8,6 +8,7 @@ use trace_common::{SyscallRecord, TASK_COMM_LEN};
 
 use crate::decode::{
     RetKind, SyscallInfo,
+    beauty::{self, Beauty},
     errno::{ErrnoTable, MAX_ERRNO},
     format::ArgKind,
 };
@@ -59,8 +60,20 @@ impl LineFormatter {
         }
     }
 
-    /// Appends one line (with its newline) for `rec` to `out`.
+    /// Appends one line (with its newline) for `rec` to `out`. `mem` gives what the
+    /// kernel copied from user memory for argument i, if anything.
+    #[cfg(test)]
     pub fn format(&mut self, out: &mut String, rec: &SyscallRecord, info: &SyscallInfo) {
+        self.format_with(out, rec, info, &|_| None)
+    }
+
+    pub fn format_with<'m>(
+        &mut self,
+        out: &mut String,
+        rec: &SyscallRecord,
+        info: &SyscallInfo,
+        mem: &dyn Fn(usize) -> Option<Result<&'m [u8], ()>>,
+    ) {
         self.comms.insert(rec.tid, rec.comm);
         if self.opts.show_timestamp {
             self.timestamp(out, rec);
@@ -85,7 +98,7 @@ impl LineFormatter {
         if rec.has_entry() {
             out.push_str(&info.name);
             out.push('(');
-            self.args(out, rec, info);
+            self.args(out, rec, info, mem);
         } else {
             let _ = write!(out, " ... [continued]: {}()", info.name);
         }
@@ -118,7 +131,13 @@ impl LineFormatter {
         let _ = write!(out, "{ms:10.3} ");
     }
 
-    fn args(&self, out: &mut String, rec: &SyscallRecord, info: &SyscallInfo) {
+    fn args<'m>(
+        &self,
+        out: &mut String,
+        rec: &SyscallRecord,
+        info: &SyscallInfo,
+        mem: &dyn Fn(usize) -> Option<Result<&'m [u8], ()>>,
+    ) {
         let mut first = true;
         let mut sep = |out: &mut String| {
             if !first {
@@ -128,16 +147,24 @@ impl LineFormatter {
         };
         match &info.args {
             Some(specs) => {
-                for (spec, &raw) in specs.iter().zip(rec.args.iter()) {
-                    let shown = truncate(raw, spec.kind);
-                    if shown == 0 && self.opts.show_arg_names {
+                for (i, (spec, &raw)) in specs.iter().zip(rec.args.iter()).enumerate() {
+                    let beauty = info
+                        .beauties
+                        .get(i)
+                        .copied()
+                        .unwrap_or(Beauty::Raw(spec.kind));
+                    if truncate(raw, spec.kind) == 0
+                        && self.opts.show_arg_names
+                        && !beauty.shows_zero()
+                    {
                         continue;
                     }
                     sep(out);
                     if self.opts.show_arg_names {
                         let _ = write!(out, "{}: ", spec.name);
                     }
-                    write_value(out, raw, spec.kind);
+                    let m = if beauty.reads_memory() { mem(i) } else { None };
+                    beauty::write_arg(out, beauty, raw, m);
                 }
             }
             None => {
@@ -147,7 +174,7 @@ impl LineFormatter {
                     }
                     sep(out);
                     let _ = write!(out, "arg{i}: ");
-                    write_value(out, raw, ArgKind::U64);
+                    let _ = beauty::write_raw(out, raw, ArgKind::U64);
                 }
             }
         }
@@ -201,16 +228,6 @@ fn truncate(raw: u64, kind: ArgKind) -> u64 {
     }
 }
 
-fn write_value(out: &mut String, raw: u64, kind: ArgKind) {
-    let _ = match kind {
-        ArgKind::Pointer => write!(out, "{raw:#x}"),
-        ArgKind::I32 => write!(out, "{}", raw as u32 as i32),
-        ArgKind::U32 => write!(out, "{}", raw as u32),
-        ArgKind::I64 => write!(out, "{}", raw as i64),
-        ArgKind::U64 => write!(out, "{raw}"),
-    };
-}
-
 #[cfg(test)]
 mod tests {
     use trace_common::record::{KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT};
@@ -239,22 +256,29 @@ mod tests {
             args,
             ret,
             comm: c,
+            aug_len: [0; 2],
+            aug_arg: [0xff; 2],
+            _pad: [0; 2],
         }
     }
 
     fn info(name: &str, args: &[(&str, ArgKind)]) -> SyscallInfo {
-        SyscallInfo {
-            name: name.into(),
-            args: Some(
-                args.iter()
-                    .map(|(n, k)| ArgSpec {
-                        name: n.to_string(),
-                        kind: *k,
-                    })
-                    .collect(),
-            ),
-            ret: crate::decode::ret_kind(name),
-        }
+        let ty = |k: &ArgKind| match k {
+            ArgKind::Pointer => "void *",
+            ArgKind::I32 => "int",
+            ArgKind::U32 => "unsigned int",
+            ArgKind::I64 => "long",
+            ArgKind::U64 => "unsigned long",
+        };
+        let specs = args
+            .iter()
+            .map(|(n, k)| ArgSpec {
+                name: n.to_string(),
+                kind: *k,
+                ty: ty(k).into(),
+            })
+            .collect();
+        SyscallInfo::new(name, Some(specs))
     }
 
     fn line(f: &mut LineFormatter, r: &SyscallRecord, i: &SyscallInfo) -> String {
@@ -315,7 +339,7 @@ mod tests {
         );
         assert_eq!(
             line(&mut f, &r, &openat),
-            "     0.000 ( 0.031 ms): ls/6076 openat(dfd: -100, filename: 0x27e47390)                               = -1 ENOENT (No such file or directory)\n"
+            "     0.000 ( 0.031 ms): ls/6076 openat(dfd: CWD, filename: 0x27e47390)                                = -1 ENOENT (No such file or directory)\n"
         );
 
         let execve = info("execve", &[]);

@@ -1,0 +1,444 @@
+//! Argument beautifiers: how perf trace shows each kind of argument. The registry
+//! (`registry.rs`) picks one per (syscall, argument) from tables and from the argument's
+//! name and type in tracefs, as perf's heuristics do; this file prints the values.
+
+pub mod registry;
+pub mod tables;
+
+use std::fmt::Write as _;
+
+use tables::{Flags, Names};
+
+use crate::decode::format::ArgKind;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Beauty {
+    /// The raw value, as its C type reads.
+    Raw(ArgKind),
+    /// An address: hex.
+    Hex,
+    Fd,
+    /// A directory fd: AT_FDCWD is `CWD`.
+    Dfd,
+    /// A NUL-terminated string read from user memory, quoted.
+    Str,
+    /// execve's argv: `["ls", "-l"]`.
+    Argv,
+    /// The start of a buffer the call reads from (write, sendto), quoted.
+    Buffer,
+    Sockaddr,
+    Timespec,
+    Flags(Flags),
+    /// One of a set; a named zero is shown (e.g. `whence: SET`).
+    Enum(Names),
+    OpenFlags,
+    /// socket(2)'s type: a kind in the low nibble and flags above.
+    SocketType,
+    /// futex op: a command in the low bits and flags above.
+    FutexOp,
+    Signal,
+}
+
+impl Beauty {
+    /// Whether a zero value is still shown (perf leaves zero arguments out, except
+    /// where zero has a name).
+    pub fn shows_zero(&self) -> bool {
+        match self {
+            Beauty::Enum(names) => names.iter().any(|(v, _)| *v == 0),
+            Beauty::FutexOp => true,
+            _ => false,
+        }
+    }
+
+    /// Whether the value is read from user memory (an augmentation slot).
+    pub fn reads_memory(&self) -> bool {
+        matches!(
+            self,
+            Beauty::Str | Beauty::Argv | Beauty::Buffer | Beauty::Sockaddr | Beauty::Timespec
+        )
+    }
+}
+
+const AT_FDCWD: i32 = -100;
+
+/// Writes `raw` as `b` shows it. `mem` is what was copied from user memory for this
+/// argument: `Some(Ok(bytes))`, `Some(Err(()))` for a failed read, `None` when nothing
+/// was copied; a value that needs memory and has none is shown as the pointer.
+pub fn write_arg(out: &mut String, b: Beauty, raw: u64, mem: Option<Result<&[u8], ()>>) {
+    let _ = match b {
+        Beauty::Raw(kind) => write_raw(out, raw, kind),
+        Beauty::Hex => write!(out, "{raw:#x}"),
+        Beauty::Fd => write!(out, "{}", raw as u32 as i32),
+        Beauty::Dfd => {
+            let fd = raw as u32 as i32;
+            if fd == AT_FDCWD {
+                write!(out, "CWD")
+            } else {
+                write!(out, "{fd}")
+            }
+        }
+        Beauty::Str | Beauty::Argv | Beauty::Buffer | Beauty::Sockaddr | Beauty::Timespec => {
+            match mem {
+                Some(Ok(bytes)) => {
+                    write_memory(out, b, bytes);
+                    Ok(())
+                }
+                _ => write!(out, "{raw:#x}"),
+            }
+        }
+        Beauty::Flags(table) => {
+            write_flags(out, raw, table);
+            Ok(())
+        }
+        Beauty::Enum(names) => match names.iter().find(|(v, _)| *v == raw) {
+            Some((_, n)) => write!(out, "{n}"),
+            None => write!(out, "{}", raw as i64),
+        },
+        Beauty::OpenFlags => {
+            write_open_flags(out, raw);
+            Ok(())
+        }
+        Beauty::SocketType => {
+            let kind = raw & 0xf;
+            match tables::SOCKET_TYPE.iter().find(|(v, _)| *v == kind) {
+                Some((_, n)) => out.push_str(n),
+                None => {
+                    let _ = write!(out, "{kind}");
+                }
+            }
+            if raw & !0xf != 0 {
+                out.push('|');
+                write_flags(out, raw & !0xf, tables::SOCKET_TYPE_FLAGS);
+            }
+            Ok(())
+        }
+        Beauty::FutexOp => {
+            let cmd = raw & 0x7f;
+            match tables::FUTEX_OP.iter().find(|(v, _)| *v == cmd) {
+                Some((_, n)) => out.push_str(n),
+                None => {
+                    let _ = write!(out, "{cmd}");
+                }
+            }
+            if raw & !0x7f != 0 {
+                out.push('|');
+                write_flags(out, raw & !0x7f, tables::FUTEX_OP_FLAGS);
+            }
+            Ok(())
+        }
+        Beauty::Signal => match tables::SIGNALS.iter().find(|(v, _)| *v == raw) {
+            Some((_, n)) => write!(out, "{n}"),
+            None => write!(out, "{}", raw as u32 as i32),
+        },
+    };
+}
+
+pub fn write_raw(out: &mut String, raw: u64, kind: ArgKind) -> std::fmt::Result {
+    match kind {
+        ArgKind::Pointer => write!(out, "{raw:#x}"),
+        ArgKind::I32 => write!(out, "{}", raw as u32 as i32),
+        ArgKind::U32 => write!(out, "{}", raw as u32),
+        ArgKind::I64 => write!(out, "{}", raw as i64),
+        ArgKind::U64 => write!(out, "{raw}"),
+    }
+}
+
+/// `A|B|0x40`: names of the masks fully present, in table order, then what is left.
+pub fn write_flags(out: &mut String, raw: u64, table: Flags) {
+    let start = out.len();
+    let mut left = raw;
+    for &(mask, name) in table {
+        if mask != 0 && left & mask == mask {
+            if out.len() > start {
+                out.push('|');
+            }
+            out.push_str(name);
+            left &= !mask;
+        }
+    }
+    if left != 0 {
+        if out.len() > start {
+            out.push('|');
+        }
+        let _ = write!(out, "{left:#x}");
+    }
+}
+
+fn write_open_flags(out: &mut String, raw: u64) {
+    let accmode = raw & libc::O_ACCMODE as u64;
+    if accmode == 0 {
+        out.push_str("RDONLY");
+        if raw != 0 {
+            out.push('|');
+        }
+    }
+    if raw != 0 {
+        write_flags(out, raw, tables::OPEN_FLAGS);
+    }
+}
+
+fn write_memory(out: &mut String, b: Beauty, bytes: &[u8]) {
+    match b {
+        Beauty::Str => write_quoted(out, bytes, false),
+        Beauty::Buffer => write_quoted(out, bytes, true),
+        Beauty::Argv => {
+            out.push('[');
+            for (i, arg) in bytes
+                .split(|&c| c == 0)
+                .filter(|a| !a.is_empty())
+                .enumerate()
+            {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_quoted(out, arg, false);
+            }
+            out.push(']');
+        }
+        Beauty::Sockaddr => write_sockaddr(out, bytes),
+        Beauty::Timespec => write_timespec(out, bytes),
+        _ => {}
+    }
+}
+
+/// A string in double quotes. Buffers (write, sendto) show control and non-ASCII bytes
+/// as `\NN` in decimal, as perf does; strings keep printable UTF-8 as it is.
+pub fn write_quoted(out: &mut String, bytes: &[u8], buffer: bool) {
+    out.push('"');
+    if buffer {
+        for &c in bytes {
+            if c.is_ascii_graphic() || c == b' ' {
+                out.push(c as char);
+            } else {
+                let _ = write!(out, "\\{c}");
+            }
+        }
+    } else {
+        for ch in String::from_utf8_lossy(bytes).chars() {
+            match ch {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                    let _ = write!(out, "\\{}", c as u32);
+                }
+                c => out.push(c),
+            }
+        }
+    }
+    out.push('"');
+}
+
+fn write_sockaddr(out: &mut String, b: &[u8]) {
+    let family = match b.get(..2) {
+        Some(f) => u16::from_ne_bytes([f[0], f[1]]),
+        None => {
+            out.push_str("{}");
+            return;
+        }
+    };
+    match i32::from(family) {
+        libc::AF_INET if b.len() >= 8 => {
+            let port = u16::from_be_bytes([b[2], b[3]]);
+            let _ = write!(
+                out,
+                "{{ .family: PF_INET, port: {port}, addr: {}.{}.{}.{} }}",
+                b[4], b[5], b[6], b[7]
+            );
+        }
+        libc::AF_INET6 if b.len() >= 24 => {
+            let port = u16::from_be_bytes([b[2], b[3]]);
+            let mut a = [0u8; 16];
+            a.copy_from_slice(&b[8..24]);
+            let _ = write!(
+                out,
+                "{{ .family: PF_INET6, port: {port}, addr: {} }}",
+                std::net::Ipv6Addr::from(a)
+            );
+        }
+        libc::AF_UNIX => {
+            let path = &b[2..];
+            let end = if path.first() == Some(&0) {
+                // abstract socket: @name
+                path.len()
+            } else {
+                path.iter().position(|&c| c == 0).unwrap_or(path.len())
+            };
+            let shown = String::from_utf8_lossy(&path[..end]).replace('\0', "@");
+            let _ = write!(out, "{{ .family: PF_LOCAL, path: {shown} }}");
+        }
+        f => {
+            let name = tables::SOCKET_FAMILY.iter().find(|(v, _)| *v == f as u64);
+            match name {
+                Some((_, n)) => {
+                    let _ = write!(out, "{{ .family: PF_{n} }}");
+                }
+                None => {
+                    let _ = write!(out, "{{ .family: {f} }}");
+                }
+            }
+        }
+    }
+}
+
+fn write_timespec(out: &mut String, b: &[u8]) {
+    if b.len() < 16 {
+        out.push_str("{}");
+        return;
+    }
+    let sec = i64::from_ne_bytes(b[..8].try_into().unwrap_or([0; 8]));
+    let nsec = i64::from_ne_bytes(b[8..16].try_into().unwrap_or([0; 8]));
+    let _ = write!(out, "{{ .tv_sec: {sec}, .tv_nsec: {nsec} }}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn show(b: Beauty, raw: u64) -> String {
+        let mut s = String::new();
+        write_arg(&mut s, b, raw, None);
+        s
+    }
+
+    fn show_mem(b: Beauty, bytes: &[u8]) -> String {
+        let mut s = String::new();
+        write_arg(&mut s, b, 0x1234, Some(Ok(bytes)));
+        s
+    }
+
+    #[test]
+    fn open_flags_like_perf() {
+        let f = |v: i32| show(Beauty::OpenFlags, v as u64);
+        assert_eq!(f(libc::O_RDONLY | libc::O_CLOEXEC), "RDONLY|CLOEXEC");
+        assert_eq!(
+            f(libc::O_CREAT | libc::O_NOCTTY | libc::O_NONBLOCK | libc::O_WRONLY),
+            "CREAT|NOCTTY|NONBLOCK|WRONLY"
+        );
+        assert_eq!(f(libc::O_RDWR | libc::O_TRUNC), "RDWR|TRUNC");
+        assert_eq!(f(libc::O_SYNC), "RDONLY|SYNC");
+        assert_eq!(f(libc::O_DSYNC), "RDONLY|DSYNC");
+        assert_eq!(f(0), "RDONLY");
+    }
+
+    #[test]
+    fn modes_and_access() {
+        assert_eq!(show(Beauty::Flags(tables::MODE), 0o666), "IRUGO|IWUGO");
+        // perf's order: the group names first, then what is left.
+        assert_eq!(show(Beauty::Flags(tables::MODE), 0o755), "IRUGO|IXUGO|IWUSR");
+        assert_eq!(show(Beauty::Flags(tables::MODE), 0o40777), "IRWXUGO|IFDIR");
+        assert_eq!(show(Beauty::Flags(tables::ACCESS_MODE), 4), "R");
+        assert_eq!(show(Beauty::Flags(tables::ACCESS_MODE), 7), "R|W|X");
+    }
+
+    #[test]
+    fn mmap_and_friends() {
+        assert_eq!(show(Beauty::Flags(tables::PROT), 3), "READ|WRITE");
+        assert_eq!(show(Beauty::Flags(tables::PROT), 5), "READ|EXEC");
+        assert_eq!(
+            show(Beauty::Flags(tables::MMAP_FLAGS), 0x22),
+            "PRIVATE|ANONYMOUS"
+        );
+        assert_eq!(
+            show(Beauty::Flags(tables::MMAP_FLAGS), 0x812),
+            "PRIVATE|FIXED|DENYWRITE"
+        );
+        assert_eq!(
+            show(Beauty::Flags(tables::MMAP_FLAGS), 3),
+            "SHARED_VALIDATE"
+        );
+        assert_eq!(show(Beauty::Enum(tables::MADVISE), 4), "DONTNEED");
+        assert_eq!(show(Beauty::Flags(tables::MREMAP_FLAGS), 1), "MAYMOVE");
+    }
+
+    #[test]
+    fn processes_and_signals() {
+        let clone = (libc::CLONE_CHILD_CLEARTID | libc::CLONE_CHILD_SETTID | libc::SIGCHLD) as u64;
+        assert_eq!(
+            show(Beauty::Flags(tables::CLONE_FLAGS), clone),
+            "CHILD_CLEARTID|CHILD_SETTID|0x11"
+        );
+        assert_eq!(show(Beauty::Signal, 9), "KILL");
+        assert_eq!(show(Beauty::Signal, 64), "64");
+        assert_eq!(show(Beauty::Enum(tables::SIGPROCMASK_HOW), 2), "SETMASK");
+        assert_eq!(show(Beauty::Flags(tables::WAIT_OPTIONS), 1), "NOHANG");
+        assert_eq!(
+            show(Beauty::Flags(tables::WAIT_OPTIONS), 0x4000_0001),
+            "NOHANG|ALL"
+        );
+        assert_eq!(show(Beauty::Enum(tables::PRCTL_OPTION), 15), "SET_NAME");
+        assert_eq!(show(Beauty::Enum(tables::ARCH_PRCTL), 0x1002), "SET_FS");
+        assert_eq!(show(Beauty::Enum(tables::RLIMIT_RESOURCE), 3), "STACK");
+    }
+
+    #[test]
+    fn files_and_io() {
+        assert_eq!(show(Beauty::Dfd, (-100i64) as u64), "CWD");
+        assert_eq!(show(Beauty::Dfd, 3), "3");
+        assert_eq!(show(Beauty::Fd, u64::from(u32::MAX)), "-1");
+        assert_eq!(show(Beauty::Enum(tables::FCNTL_CMD), 1030), "DUPFD_CLOEXEC");
+        assert_eq!(show(Beauty::Enum(tables::LSEEK_WHENCE), 0), "SET");
+        assert_eq!(show(Beauty::Enum(tables::IOCTL_CMD), 0x5413), "TIOCGWINSZ");
+        assert_eq!(show(Beauty::Enum(tables::IOCTL_CMD), 0x1234), "4660");
+        assert_eq!(show(Beauty::Flags(tables::GETRANDOM_FLAGS), 1), "NONBLOCK");
+        assert_eq!(
+            show(Beauty::Flags(tables::STATX_MASK), 0x7ff),
+            "TYPE|MODE|NLINK|UID|GID|ATIME|MTIME|CTIME|INO|SIZE|BLOCKS"
+        );
+        assert_eq!(
+            show(Beauty::Flags(tables::AT_FLAGS), 0x1100),
+            "SYMLINK_NOFOLLOW|EMPTY_PATH"
+        );
+        assert_eq!(
+            show(Beauty::Flags(tables::PIPE_FLAGS), libc::O_CLOEXEC as u64),
+            "CLOEXEC"
+        );
+        assert_eq!(show(Beauty::Enum(tables::EPOLL_CTL_OP), 1), "ADD");
+        assert_eq!(show(Beauty::Enum(tables::CLOCK_ID), 1), "MONOTONIC");
+        assert_eq!(show(Beauty::FutexOp, 129), "WAKE|PRIVATE_FLAG");
+        assert_eq!(show(Beauty::FutexOp, 0), "WAIT");
+    }
+
+    #[test]
+    fn sockets() {
+        let t = (libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK) as u64;
+        assert_eq!(show(Beauty::SocketType, t), "STREAM|CLOEXEC|NONBLOCK");
+        assert_eq!(show(Beauty::Enum(tables::SOCKET_FAMILY), 2), "INET");
+        assert_eq!(show(Beauty::Enum(tables::IP_PROTOCOL), 6), "TCP");
+        let mut sin = vec![2u8, 0, 0, 22, 127, 0, 0, 1];
+        sin.extend_from_slice(&[0; 8]);
+        assert_eq!(
+            show_mem(Beauty::Sockaddr, &sin),
+            "{ .family: PF_INET, port: 22, addr: 127.0.0.1 }"
+        );
+        let mut sun = vec![1u8, 0];
+        sun.extend_from_slice(b"/run/x\0");
+        assert_eq!(
+            show_mem(Beauty::Sockaddr, &sun),
+            "{ .family: PF_LOCAL, path: /run/x }"
+        );
+        let mut sin6 = vec![10u8, 0, 1, 187, 0, 0, 0, 0];
+        sin6.extend_from_slice(&std::net::Ipv6Addr::LOCALHOST.octets());
+        assert_eq!(
+            show_mem(Beauty::Sockaddr, &sin6),
+            "{ .family: PF_INET6, port: 443, addr: ::1 }"
+        );
+    }
+
+    #[test]
+    fn memory_values() {
+        assert_eq!(show_mem(Beauty::Str, b"/etc/hostname"), "\"/etc/hostname\"");
+        assert_eq!(show_mem(Beauty::Buffer, b"text\n"), "\"text\\10\"");
+        assert_eq!(show_mem(Beauty::Argv, b"ls\0-l\0"), "[\"ls\", \"-l\"]");
+        let mut ts = 1i64.to_ne_bytes().to_vec();
+        ts.extend_from_slice(&0i64.to_ne_bytes());
+        assert_eq!(
+            show_mem(Beauty::Timespec, &ts),
+            "{ .tv_sec: 1, .tv_nsec: 0 }"
+        );
+        // A failed read shows the pointer, never an empty string.
+        let mut s = String::new();
+        write_arg(&mut s, Beauty::Str, 0x7f00, Some(Err(())));
+        assert_eq!(s, "0x7f00");
+        assert_eq!(show(Beauty::Str, 0x55), "0x55");
+    }
+}

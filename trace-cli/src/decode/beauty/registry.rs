@@ -1,0 +1,399 @@
+//! Which beautifier each (syscall, argument) gets: first the table of specific cases,
+//! then perf's heuristics on the argument's name and C type from tracefs.
+
+use trace_common::augment::{
+    AUG_ARGV, AUG_AT_ENTRY, AUG_AT_EXIT, AUG_BUF, AUG_FIXED, AUG_NONE, AUG_SLOTS, AUG_STR, AugPlan,
+    AugSlot,
+};
+
+use super::{Beauty, tables as t};
+use crate::decode::format::ArgSpec;
+
+/// (syscalls, argument, beautifier): `*` as the syscall means any.
+const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
+    (
+        &["open", "openat", "openat2", "creat"],
+        "flags",
+        Beauty::OpenFlags,
+    ),
+    (
+        &[
+            "open",
+            "openat",
+            "creat",
+            "mkdir",
+            "mkdirat",
+            "chmod",
+            "fchmod",
+            "fchmodat",
+            "mknod",
+            "mknodat",
+            "fchmodat2",
+        ],
+        "mode",
+        Beauty::Flags(t::MODE),
+    ),
+    (
+        &["access", "faccessat", "faccessat2"],
+        "mode",
+        Beauty::Flags(t::ACCESS_MODE),
+    ),
+    (
+        &["mmap", "mprotect", "pkey_mprotect"],
+        "prot",
+        Beauty::Flags(t::PROT),
+    ),
+    (&["mmap"], "flags", Beauty::Flags(t::MMAP_FLAGS)),
+    (&["mremap"], "flags", Beauty::Flags(t::MREMAP_FLAGS)),
+    (
+        &["madvise", "process_madvise"],
+        "behavior",
+        Beauty::Enum(t::MADVISE),
+    ),
+    (&["clone"], "clone_flags", Beauty::Flags(t::CLONE_FLAGS)),
+    (&["unshare"], "unshare_flags", Beauty::Flags(t::CLONE_FLAGS)),
+    (
+        &["rt_sigprocmask", "sigprocmask"],
+        "how",
+        Beauty::Enum(t::SIGPROCMASK_HOW),
+    ),
+    (
+        &["socket", "socketpair"],
+        "family",
+        Beauty::Enum(t::SOCKET_FAMILY),
+    ),
+    (&["socket", "socketpair"], "type", Beauty::SocketType),
+    (
+        &["socket", "socketpair"],
+        "protocol",
+        Beauty::Enum(t::IP_PROTOCOL),
+    ),
+    (&["fcntl", "fcntl64"], "cmd", Beauty::Enum(t::FCNTL_CMD)),
+    (&["futex"], "op", Beauty::FutexOp),
+    (
+        &["lseek", "llseek"],
+        "whence",
+        Beauty::Enum(t::LSEEK_WHENCE),
+    ),
+    (&["prctl"], "option", Beauty::Enum(t::PRCTL_OPTION)),
+    (&["ioctl"], "cmd", Beauty::Enum(t::IOCTL_CMD)),
+    (&["getrandom"], "flags", Beauty::Flags(t::GETRANDOM_FLAGS)),
+    (&["statx"], "mask", Beauty::Flags(t::STATX_MASK)),
+    (
+        &[
+            "statx",
+            "newfstatat",
+            "fstatat64",
+            "unlinkat",
+            "linkat",
+            "fchownat",
+            "utimensat",
+            "faccessat2",
+            "execveat",
+            "name_to_handle_at",
+            "open_tree",
+            "fchmodat2",
+            "fspick",
+        ],
+        "flags",
+        Beauty::Flags(t::AT_FLAGS),
+    ),
+    (
+        &["newfstatat", "fstatat64", "fchownat", "faccessat2"],
+        "flag",
+        Beauty::Flags(t::AT_FLAGS),
+    ),
+    (
+        &["wait4", "waitid"],
+        "options",
+        Beauty::Flags(t::WAIT_OPTIONS),
+    ),
+    (&["pipe2"], "flags", Beauty::Flags(t::PIPE_FLAGS)),
+    (&["epoll_ctl"], "op", Beauty::Enum(t::EPOLL_CTL_OP)),
+    (&["arch_prctl"], "option", Beauty::Enum(t::ARCH_PRCTL)),
+    (&["arch_prctl"], "arg2", Beauty::Hex),
+    (
+        &["prlimit64", "getrlimit", "setrlimit"],
+        "resource",
+        Beauty::Enum(t::RLIMIT_RESOURCE),
+    ),
+    (
+        &["clock_nanosleep"],
+        "flags",
+        Beauty::Flags(t::CLOCK_NANOSLEEP_FLAGS),
+    ),
+    (&["execve", "execveat"], "argv", Beauty::Argv),
+    (
+        &["write", "pwrite64", "sendto", "send"],
+        "buf",
+        Beauty::Buffer,
+    ),
+    (
+        &["write", "pwrite64", "sendto", "send"],
+        "buff",
+        Beauty::Buffer,
+    ),
+    (
+        &[
+            "mmap",
+            "munmap",
+            "mprotect",
+            "madvise",
+            "mremap",
+            "brk",
+            "msync",
+            "mlock",
+            "munlock",
+            "pkey_mprotect",
+        ],
+        "addr",
+        Beauty::Hex,
+    ),
+    (
+        &[
+            "mprotect",
+            "mlock",
+            "munlock",
+            "madvise",
+            "pkey_mprotect",
+            "mincore",
+        ],
+        "start",
+        Beauty::Hex,
+    ),
+    (&["brk"], "brk", Beauty::Hex),
+    (&["mremap"], "new_addr", Beauty::Hex),
+];
+
+const PATH_NAMES: &[&str] = &[
+    "filename",
+    "pathname",
+    "path",
+    "oldname",
+    "newname",
+    "oldpath",
+    "newpath",
+    "name",
+    "specialfile",
+    "library",
+    "dev_name",
+    "dir_name",
+    "type",
+    "linkpath",
+    "target",
+    "old",
+    "new",
+];
+const CLOCK_NAMES: &[&str] = &["which_clock", "clockid", "clk_id", "which"];
+const SIGNAL_SYSCALLS: &[&str] = &[
+    "kill",
+    "tkill",
+    "tgkill",
+    "rt_sigaction",
+    "rt_sigqueueinfo",
+    "rt_tgsigqueueinfo",
+    "pidfd_send_signal",
+    "sigaction",
+    "signal",
+];
+
+pub fn beauty_for(syscall: &str, arg: &ArgSpec) -> Beauty {
+    let name = arg.name.as_str();
+    if let Some((_, _, b)) = SPECIFIC
+        .iter()
+        .find(|(calls, a, _)| *a == name && (calls.contains(&syscall) || calls.contains(&"*")))
+    {
+        return *b;
+    }
+    let ty = arg.ty.trim();
+    let pointer = ty.contains('*');
+    if pointer && ty.contains("char") && ty.starts_with("const") && PATH_NAMES.contains(&name) {
+        return Beauty::Str;
+    }
+    if pointer && ty.contains("struct sockaddr") {
+        return Beauty::Sockaddr;
+    }
+    if pointer && ty.contains("timespec") && ty.starts_with("const") {
+        return Beauty::Timespec;
+    }
+    if pointer {
+        return Beauty::Hex;
+    }
+    if matches!(name, "dfd" | "olddfd" | "newdfd" | "fromfd" | "todfd") {
+        return Beauty::Dfd;
+    }
+    if name == "fd" || name.ends_with("_fd") || (name.ends_with("fd") && ty.contains("int")) {
+        return Beauty::Fd;
+    }
+    if name == "sig" && SIGNAL_SYSCALLS.contains(&syscall) {
+        return Beauty::Signal;
+    }
+    if CLOCK_NAMES.contains(&name) && syscall.starts_with("clock_")
+        || syscall.starts_with("timer_create") && name == "which_clock"
+    {
+        return Beauty::Enum(t::CLOCK_ID);
+    }
+    if ty == "umode_t" {
+        return Beauty::Flags(t::MODE);
+    }
+    Beauty::Raw(arg.kind)
+}
+
+/// The length argument of a buffer or sockaddr argument, when the call has one.
+fn length_arg(specs: &[ArgSpec], i: usize) -> Option<usize> {
+    const LEN_NAMES: &[&str] = &["count", "len", "addrlen", "size"];
+    specs
+        .iter()
+        .enumerate()
+        .skip(i + 1)
+        .find(|(_, a)| LEN_NAMES.contains(&a.name.as_str()) && !a.ty.contains('*'))
+        .map(|(j, _)| j)
+}
+
+/// What the kernel side copies for this syscall: at most two arguments, in order.
+pub fn plan_for(syscall: &str, specs: &[ArgSpec], beauties: &[Beauty]) -> AugPlan {
+    let mut plan = AugPlan::default();
+    let at_entry = matches!(syscall, "execve" | "execveat");
+    let when = if at_entry { AUG_AT_ENTRY } else { AUG_AT_EXIT };
+    let mut n = 0;
+    for (i, b) in beauties.iter().enumerate() {
+        if n == AUG_SLOTS {
+            break;
+        }
+        let slot = match b {
+            Beauty::Str => Some((AUG_STR, 0, 256)),
+            Beauty::Argv => Some((AUG_ARGV, 0, 256)),
+            Beauty::Timespec => Some((AUG_FIXED, 0, 16)),
+            Beauty::Buffer => length_arg(specs, i).map(|l| (AUG_BUF, l, 32)),
+            Beauty::Sockaddr => length_arg(specs, i).map(|l| (AUG_BUF, l, 128)),
+            _ => None,
+        };
+        if let Some((kind, len_arg, max)) = slot {
+            plan.slots[n] = AugSlot {
+                kind,
+                arg: i as u8,
+                len_arg: len_arg as u8,
+                when,
+                max,
+                _pad: 0,
+            };
+            n += 1;
+        }
+    }
+    for s in plan.slots.iter_mut().skip(n) {
+        s.kind = AUG_NONE;
+    }
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::format::ArgKind;
+
+    fn spec(name: &str, ty: &str) -> ArgSpec {
+        ArgSpec {
+            name: name.into(),
+            kind: crate::decode::format::kind_of(ty),
+            ty: ty.into(),
+        }
+    }
+
+    #[test]
+    fn specific_and_heuristic_choices() {
+        assert_eq!(
+            beauty_for("openat", &spec("flags", "int")),
+            Beauty::OpenFlags
+        );
+        assert_eq!(beauty_for("openat", &spec("dfd", "int")), Beauty::Dfd);
+        assert_eq!(
+            beauty_for("openat", &spec("filename", "const char *")),
+            Beauty::Str
+        );
+        assert_eq!(beauty_for("read", &spec("fd", "unsigned int")), Beauty::Fd);
+        assert_eq!(beauty_for("read", &spec("buf", "char *")), Beauty::Hex);
+        assert_eq!(beauty_for("kill", &spec("sig", "int")), Beauty::Signal);
+        assert_eq!(
+            beauty_for("connect", &spec("uservaddr", "struct sockaddr *")),
+            Beauty::Sockaddr
+        );
+        assert_eq!(
+            beauty_for("clock_nanosleep", &spec("which_clock", "clockid_t")),
+            Beauty::Enum(t::CLOCK_ID)
+        );
+        assert_eq!(
+            beauty_for(
+                "clock_nanosleep",
+                &spec("rqtp", "const struct __kernel_timespec *")
+            ),
+            Beauty::Timespec
+        );
+        assert_eq!(
+            beauty_for(
+                "clock_nanosleep",
+                &spec("rmtp", "struct __kernel_timespec *")
+            ),
+            Beauty::Hex
+        );
+        assert_eq!(
+            beauty_for("fchmod", &spec("mode", "umode_t")),
+            Beauty::Flags(t::MODE)
+        );
+        assert_eq!(
+            beauty_for("read", &spec("count", "size_t")),
+            Beauty::Raw(ArgKind::U64)
+        );
+    }
+
+    #[test]
+    fn plans_copy_what_is_shown() {
+        let specs = [
+            spec("fd", "unsigned int"),
+            spec("buf", "const char *"),
+            spec("count", "size_t"),
+        ];
+        let b: Vec<Beauty> = specs.iter().map(|s| beauty_for("write", s)).collect();
+        let p = plan_for("write", &specs, &b);
+        assert_eq!(
+            p.slots[0],
+            AugSlot {
+                kind: AUG_BUF,
+                arg: 1,
+                len_arg: 2,
+                when: AUG_AT_EXIT,
+                max: 32,
+                _pad: 0
+            }
+        );
+        assert_eq!(p.slots[1].kind, AUG_NONE);
+
+        let specs = [
+            spec("oldname", "const char *"),
+            spec("newname", "const char *"),
+        ];
+        let b: Vec<Beauty> = specs.iter().map(|s| beauty_for("rename", s)).collect();
+        let p = plan_for("rename", &specs, &b);
+        assert_eq!(
+            (
+                p.slots[0].kind,
+                p.slots[0].arg,
+                p.slots[1].kind,
+                p.slots[1].arg
+            ),
+            (AUG_STR, 0, AUG_STR, 1)
+        );
+
+        let specs = [
+            spec("filename", "const char *"),
+            spec("argv", "const char *const *"),
+            spec("envp", "const char *const *"),
+        ];
+        let b: Vec<Beauty> = specs.iter().map(|s| beauty_for("execve", s)).collect();
+        let p = plan_for("execve", &specs, &b);
+        assert_eq!((p.slots[0].kind, p.slots[1].kind), (AUG_STR, AUG_ARGV));
+        assert_eq!(
+            (p.slots[0].when, p.slots[1].when),
+            (AUG_AT_ENTRY, AUG_AT_ENTRY)
+        );
+    }
+}
