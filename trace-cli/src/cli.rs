@@ -44,6 +44,16 @@ pub struct Args {
     #[arg(long = "no-inherit")]
     pub no_inherit: bool,
 
+    /// Trace only these syscalls: a comma list of names and globs (`open*`), the groups
+    /// `file` and `string`; a leading `!` traces all but these.
+    #[arg(
+        short = 'e',
+        long = "expr",
+        visible_alias = "event",
+        value_name = "SYSCALLS"
+    )]
+    pub expr: Vec<String>,
+
     /// Write the trace to FILE instead of stderr (an existing FILE becomes FILE.old).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,

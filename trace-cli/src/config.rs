@@ -7,6 +7,7 @@ use thiserror::Error;
 
 use crate::{
     cli::{Args, SummaryMode},
+    decode::selection::{self, SelectionError},
     output::line::LineOptions,
 };
 
@@ -34,6 +35,8 @@ pub enum ConfigError {
     BadMmapPages(String),
     #[error("invalid value {0} for --duration: expected milliseconds, 0 or more")]
     BadDuration(f64),
+    #[error(transparent)]
+    Selection(#[from] SelectionError),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -62,6 +65,10 @@ pub struct Config {
     pub ring_bytes: u32,
     pub verbose: u8,
     pub summary: Option<Summary>,
+    /// `-e`: the syscall numbers to trace; `None` traces all.
+    pub selection: Option<Vec<u32>>,
+    /// Warnings to print before starting (`rtrace: skipping unknown syscall 'x'`).
+    pub warnings: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -209,7 +216,19 @@ pub fn resolve(args: Args, exists: impl Fn(u32) -> bool) -> Result<Config, Confi
         errno: args.errno_summary,
         max_rows: args.max_summary,
     });
+    let mut warnings = Vec::new();
+    let selection = if args.expr.is_empty() {
+        None
+    } else {
+        let sel = selection::parse(&args.expr.join(","))?;
+        for word in &sel.unknown {
+            warnings.push(format!("skipping unknown syscall '{word}'"));
+        }
+        Some(sel.nrs)
+    };
     Ok(Config {
+        selection,
+        warnings,
         summary,
         targets,
         inherit: !args.no_inherit,
@@ -337,6 +356,21 @@ mod tests {
         .unwrap();
         assert!(s.only && !s.total);
         assert!(Args::try_parse_from(["rtrace", "--summary-mode=bogus"]).is_err());
+    }
+
+    #[test]
+    fn event_selection() {
+        let c = resolve(args(&["-e", "openat,nosuch", "--", "true"]), live).unwrap();
+        assert_eq!(c.selection.as_ref().map(Vec::len), Some(1));
+        assert_eq!(c.warnings, ["skipping unknown syscall 'nosuch'"]);
+        let c = resolve(
+            args(&["--event", "open*", "-e", "close", "--", "true"]),
+            live,
+        )
+        .unwrap();
+        assert!(c.selection.unwrap().len() >= 3);
+        let e = resolve(args(&["-e", "nosuch", "--", "true"]), live).unwrap_err();
+        assert_eq!(e.to_string(), "-e 'nosuch' selects no syscall");
     }
 
     #[test]

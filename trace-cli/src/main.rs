@@ -38,6 +38,9 @@ fn main() {
             std::process::exit(2);
         }
     };
+    for w in &cfg.warnings {
+        eprintln!("rtrace: {w}");
+    }
     match session::run(cfg) {
         Ok(code) => std::process::exit(code),
         Err(e) => {

@@ -105,6 +105,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         exit_group_dead_off: exit_off,
         ring_bytes: cfg.ring_bytes,
         summary_flags: summary_flags(cfg.summary.as_ref()),
+        selective: cfg.selection.is_some(),
     };
     if cfg.verbose > 0 {
         eprintln!("rtrace: {settings:?}");
@@ -122,6 +123,9 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     loader::attach_lifecycle(&mut bpf)?;
     let mut workload = argv.map(|a| Workload::spawn_held(a)).transpose()?;
     write_pid_maps(&bpf, &cfg, workload.as_ref(), key_by_tid)?;
+    if let Some(nrs) = &cfg.selection {
+        loader::write_selection(&mut bpf, nrs)?;
+    }
     let mut catalog = Catalog::new(tracefs);
     if settings.summary_flags & trace_common::stats::SUMMARY_RECORDS != 0 {
         catalog.preload();

@@ -12,6 +12,10 @@ pub const PIDS_TO_TRACE: &str = "pids_to_trace";
 pub const PIDS_FILTERED: &str = "pids_filtered";
 /// Ring buffer carrying [`crate::SyscallRecord`]s.
 pub const EVENTS: &str = "events";
+/// Array of u32 indexed by syscall number: 1 when `-e` selects it (used only when
+/// the `SELECTIVE` global is set).
+pub const SELECTED_SYSCALLS: &str = "selected_syscalls";
+pub const SELECTED_ENTRIES: u32 = 1024;
 /// Per-CPU array of [`COUNTER_SLOTS`] u64 counters, indexed by `COUNTER_*`.
 pub const COUNTERS: &str = "counters";
 
@@ -55,6 +59,8 @@ pub mod globals {
     /// u32: byte offset of `group_dead` in the `sched_process_exit` record, 0 when
     /// the kernel has no such field (then the group leader's exit stands for it).
     pub const EXIT_GROUP_DEAD_OFF: &str = "EXIT_GROUP_DEAD_OFF";
+    /// u32: 1 when `-e` chose syscalls (see `SELECTED_SYSCALLS`).
+    pub const SELECTIVE: &str = "SELECTIVE";
     /// u32: `trace_common::stats::SUMMARY_*` bits: records, aggregation, total, errno.
     pub const SUMMARY_FLAGS: &str = "SUMMARY_FLAGS";
     /// u64: unread bytes in the ring buffer past which a record wakes the reader.

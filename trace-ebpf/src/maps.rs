@@ -6,7 +6,7 @@ use aya_ebpf::{
     maps::{Array, HashMap, PerCpuArray, RingBuf},
 };
 use trace_common::{
-    maps::{COUNTER_SLOTS, PID_MAP_ENTRIES},
+    maps::{COUNTER_SLOTS, PID_MAP_ENTRIES, SELECTED_ENTRIES},
     record::InflightCall,
 };
 
@@ -28,6 +28,19 @@ pub static INFLIGHT: HashMap<u32, InflightCall> = HashMap::with_max_entries(1638
 /// child's first return to user space, where its pid in rtrace's namespace is known.
 #[map(name = "fork_handoff")]
 pub static FORK_HANDOFF: HashMap<u32, u32> = HashMap::with_max_entries(4096, 0);
+
+/// `-e`: 1 for each selected syscall number.
+#[map(name = "selected_syscalls")]
+pub static SELECTED_SYSCALLS: Array<u32> = Array::with_max_entries(SELECTED_ENTRIES, 0);
+
+#[unsafe(no_mangle)]
+pub static SELECTIVE: Global<u32> = Global::new(0);
+
+/// Whether `-e` lets syscall `nr` through.
+#[inline(always)]
+pub fn selected(nr: u32) -> bool {
+    SELECTIVE.load() == 0 || SELECTED_SYSCALLS.get(nr).is_some_and(|v| *v != 0)
+}
 
 /// Per-CPU counters, indexed by `trace_common::maps::COUNTER_*`.
 #[map(name = "counters")]

@@ -24,7 +24,7 @@ use crate::{
     augment,
     maps::{
         EVENTS, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, WAKEUP_BYTES, bump, handoff_gauge,
-        handoff_gauge_add,
+        handoff_gauge_add, selected,
     },
     regs::{syscall_args, syscall_nr},
     summary,
@@ -76,16 +76,25 @@ pub fn sys_exit(ctx: RawTracePointContext) -> i32 {
 
 #[inline(always)]
 fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
-    let ids = current_ids()?;
-    let flags = target_flags(&ids)?;
     // TP_PROTO(struct pt_regs *regs, long id)
     let nr = ctx.arg::<u64>(1) as u32;
+    let is_exec = nr == NR_EXECVE.load() || nr == NR_EXECVEAT.load();
+    // Unselected calls stop here, before any lookup; execve goes on, as it is what
+    // starts a held workload's trace.
+    if !is_exec && !selected(nr) {
+        return None;
+    }
+    let ids = current_ids()?;
+    let flags = target_flags(&ids)?;
     if flags & TRACE_ARM_ON_EXEC != 0 {
         // A workload rtrace holds: nothing before its execve is its own doing.
-        if nr != NR_EXECVE.load() && nr != NR_EXECVEAT.load() {
+        if !is_exec {
             return None;
         }
         let _ = PIDS_TO_TRACE.insert(ids.trace_key(), flags & !TRACE_ARM_ON_EXEC, 0);
+    }
+    if is_exec && !selected(nr) {
+        return None;
     }
     let args = syscall_args(ctx.arg::<*const u8>(0))?;
     let now = now_ns();
@@ -156,12 +165,15 @@ fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
     }
     // An exit without its entry: a call that was in progress when tracing began, or a
     // new child's return from clone/fork.
+    let nr = syscall_nr(ctx.arg::<*const u8>(0))?;
+    if !selected(nr) {
+        return None;
+    }
     let ids = current_ids()?;
     let flags = target_flags(&ids)?;
     if flags & TRACE_ARM_ON_EXEC != 0 {
         return None;
     }
-    let nr = syscall_nr(ctx.arg::<*const u8>(0))?;
     // A new child's return from clone/fork is shown (as perf does) but is not a call
     // the child made: the summary leaves it out, as strace -c does.
     if !(ret == 0 && is_fork_family(nr)) {

@@ -4,6 +4,7 @@
 pub mod beauty;
 pub mod errno;
 pub mod format;
+pub mod selection;
 pub mod syscall_table;
 
 use beauty::{Beauty, registry};

@@ -30,6 +30,14 @@ const EVENT_ALIASES: &[(&str, &str)] = &[
     ("_sysctl", "sysctl"),
 ];
 
+/// The table name for a tracefs event name (`newstat` -> `stat`), if they differ.
+pub fn table_name_of_event(event: &str) -> Option<&'static str> {
+    EVENT_ALIASES
+        .iter()
+        .find(|(_, e)| *e == event)
+        .map(|(table, _)| *table)
+}
+
 pub fn event_name(name: &str) -> &str {
     EVENT_ALIASES
         .iter()

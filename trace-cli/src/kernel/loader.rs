@@ -9,7 +9,7 @@ use aya::{
 use thiserror::Error;
 use trace_common::{
     augment::{AUG_PLAN, AUG_PLAN_ENTRIES, AugPlan},
-    maps::globals,
+    maps::{SELECTED_ENTRIES, SELECTED_SYSCALLS, globals},
 };
 
 use crate::decode::syscall_table;
@@ -46,6 +46,8 @@ pub struct Settings {
     pub ring_bytes: u32,
     /// `trace_common::stats::SUMMARY_*` bits.
     pub summary_flags: u32,
+    /// `-e` chose syscalls (written with [`write_selection`]).
+    pub selective: bool,
 }
 
 pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
@@ -56,6 +58,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
     let key_by_tid = flag(s.key_by_tid);
     let (ns_dev, ns_ino) = s.pidns.unwrap_or((0, 0));
     let exit_off = s.exit_group_dead_off.unwrap_or(0);
+    let selective = flag(s.selective);
     // Wake the reader when a quarter of the ring is waiting; it also drains on a timer.
     let wakeup = u64::from(s.ring_bytes / 4);
     let nr = |name| syscall_table::number(name).unwrap_or(u32::MAX);
@@ -73,6 +76,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .override_global(globals::EXIT_GROUP_DEAD_OFF, &exit_off, true)
         .override_global(globals::WAKEUP_BYTES, &wakeup, true)
         .override_global(globals::SUMMARY_FLAGS, &s.summary_flags, true)
+        .override_global(globals::SELECTIVE, &selective, true)
         .override_global("NR_EXECVE", &execve, true)
         .override_global("NR_EXECVEAT", &execveat, true)
         .override_global("NR_EXIT", &exit, true)
@@ -145,6 +149,21 @@ pub fn write_aug_plans(
                 .set(nr, plan, 0)
                 .map_err(|_| LoadError::MissingMap(AUG_PLAN))?;
         }
+    }
+    Ok(())
+}
+
+/// `-e`: marks the selected syscall numbers.
+pub fn write_selection(bpf: &mut Ebpf, nrs: &[u32]) -> Result<(), LoadError> {
+    let map = bpf
+        .map_mut(SELECTED_SYSCALLS)
+        .ok_or(LoadError::MissingMap(SELECTED_SYSCALLS))?;
+    let mut array: Array<&mut MapData, u32> =
+        Array::try_from(map).map_err(|_| LoadError::MissingMap(SELECTED_SYSCALLS))?;
+    for &nr in nrs.iter().filter(|&&nr| nr < SELECTED_ENTRIES) {
+        array
+            .set(nr, 1, 0)
+            .map_err(|_| LoadError::MissingMap(SELECTED_SYSCALLS))?;
     }
     Ok(())
 }

@@ -324,7 +324,10 @@ mod tests {
     fn modes_and_access() {
         assert_eq!(show(Beauty::Flags(tables::MODE), 0o666), "IRUGO|IWUGO");
         // perf's order: the group names first, then what is left.
-        assert_eq!(show(Beauty::Flags(tables::MODE), 0o755), "IRUGO|IXUGO|IWUSR");
+        assert_eq!(
+            show(Beauty::Flags(tables::MODE), 0o755),
+            "IRUGO|IXUGO|IWUSR"
+        );
         assert_eq!(show(Beauty::Flags(tables::MODE), 0o40777), "IRWXUGO|IFDIR");
         assert_eq!(show(Beauty::Flags(tables::ACCESS_MODE), 4), "R");
         assert_eq!(show(Beauty::Flags(tables::ACCESS_MODE), 7), "R|W|X");
