@@ -83,6 +83,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     let tracefs = Tracefs::find_or_mount()?;
     let fork_off = tracefs.require_field_offset("sched", "sched_process_fork", "child_pid")?;
     let exit_off = tracefs.field_offset("sched", "sched_process_exit", "group_dead")?;
+    let exec_off = tracefs.require_field_offset("sched", "sched_process_exec", "filename")?;
     let ns = PidNs::current().map_err(io_err("reading /proc/self/ns/pid"))?;
 
     let (trace_all, filter_uid, argv) = match &cfg.targets {
@@ -103,6 +104,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         pidns: (!ns.is_initial()).then_some((ns.dev, ns.ino)),
         fork_child_pid_off: fork_off,
         exit_group_dead_off: exit_off,
+        exec_filename_off: exec_off,
         ring_bytes: cfg.ring_bytes,
         summary_flags: summary_flags(cfg.summary.as_ref()),
         selective: cfg.selection.is_some(),

@@ -63,6 +63,8 @@ pub mod globals {
     pub const SELECTIVE: &str = "SELECTIVE";
     /// u32: `trace_common::stats::SUMMARY_*` bits: records, aggregation, total, errno.
     pub const SUMMARY_FLAGS: &str = "SUMMARY_FLAGS";
+    /// u32: byte offset of `__data_loc char[] filename` in `sched_process_exec`.
+    pub const EXEC_FILENAME_OFF: &str = "EXEC_FILENAME_OFF";
     /// u64: unread bytes in the ring buffer past which a record wakes the reader.
     pub const WAKEUP_BYTES: &str = "WAKEUP_BYTES";
 }

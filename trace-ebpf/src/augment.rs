@@ -8,9 +8,9 @@
 //! A read that fails is marked, and the argument is shown as the pointer it is.
 
 use aya_ebpf::{
-    helpers::generated::{bpf_probe_read_user, bpf_probe_read_user_str},
+    helpers::generated::{bpf_probe_read_kernel_str, bpf_probe_read_user, bpf_probe_read_user_str},
     macros::map,
-    maps::{Array, PerCpuArray},
+    maps::{Array, HashMap, PerCpuArray},
 };
 use trace_common::{
     SyscallRecord,
@@ -36,6 +36,68 @@ pub struct Scratch {
 /// Where an augmented record is assembled (too big for the 512-byte BPF stack).
 #[map(name = "aug_scratch")]
 static SCRATCH: PerCpuArray<Scratch> = PerCpuArray::with_max_entries(1, 0);
+
+/// The path a task has just exec'd (from sched_process_exec), by kernel tid, for the
+/// execve record: execve's own argument may have been unreadable at entry (a literal
+/// on a page never touched), and is gone once it succeeds.
+#[map(name = "exec_file")]
+static EXEC_FILE: HashMap<u32, [u8; AUG_SLOT_BYTES]> = HashMap::with_max_entries(1024, 0);
+
+/// Keeps the kernel's copy of the exec'd path (`src`: the tracepoint record's string).
+#[inline(always)]
+pub fn keep_exec_file(kernel_tid: u32, src: *const u8) {
+    let Some(scratch) = SCRATCH.get_ptr_mut(0) else {
+        return;
+    };
+    // SAFETY: the scratch buffer is larger than one slot.
+    let buf = unsafe { (*scratch).buf.as_mut_ptr() };
+    // SAFETY: reading a kernel string into the slot-sized start of the buffer.
+    let n = unsafe { bpf_probe_read_kernel_str(buf.cast(), AUG_SLOT_BYTES as u32, src.cast()) };
+    if n > 0 {
+        // SAFETY: the first AUG_SLOT_BYTES bytes of the buffer are initialised memory.
+        let value = unsafe { &*(buf as *const [u8; AUG_SLOT_BYTES]) };
+        let _ = EXEC_FILE.insert(kernel_tid, value, 0);
+    }
+}
+
+/// After a successful execve: the path from sched_process_exec and the argv from the
+/// new program's stack, as an entry-reads record (slot 0: path, slot 1: argv).
+#[inline(always)]
+pub fn assemble_exec(rec: &mut SyscallRecord, kernel_tid: u32, sp: u64) -> Option<&'static [u8]> {
+    let scratch = SCRATCH.get_ptr_mut(0)?;
+    // SAFETY: as in assemble().
+    let buf = unsafe { (*scratch).buf.as_mut_ptr() };
+    // SAFETY: slot 0 lies inside the buffer.
+    let slot0 = unsafe { buf.add(SYSCALL_RECORD_SIZE) };
+    let file = EXEC_FILE.get_ptr(kernel_tid);
+    let len0 = match file {
+        Some(p) => {
+            // SAFETY: p is a live map value of AUG_SLOT_BYTES bytes.
+            let n =
+                unsafe { bpf_probe_read_kernel_str(slot0.cast(), AUG_SLOT_BYTES as u32, p.cast()) };
+            if n > 0 { (n - 1) as u16 } else { AUG_FAILED }
+        }
+        None => AUG_FAILED,
+    };
+    if file.is_some() {
+        let _ = EXEC_FILE.remove(kernel_tid);
+    }
+    // SAFETY: slot 1 lies inside the buffer.
+    let slot1 = unsafe { buf.add(SYSCALL_RECORD_SIZE + AUG_SLOT_BYTES) };
+    let len1 = read_argv(sp + 8, slot1);
+    rec.aug_arg = [0, 1];
+    rec.aug_len = [len0, len1];
+    // SAFETY: the header fits at the start of the buffer.
+    unsafe { core::ptr::write_unaligned(buf.cast::<SyscallRecord>(), *rec) };
+    let kept1 = if len1 == AUG_FAILED {
+        0
+    } else {
+        (len1 as usize).min(AUG_SLOT_BYTES)
+    };
+    let total = (SYSCALL_RECORD_SIZE + AUG_SLOT_BYTES + kept1).min(RECORD_MAX);
+    // SAFETY: total is within the buffer.
+    Some(unsafe { core::slice::from_raw_parts(buf, total) })
+}
 
 /// The plan for syscall `nr`, if it reads anything.
 #[inline(always)]

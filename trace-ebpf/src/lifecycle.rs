@@ -2,14 +2,15 @@
 //! (rare events; their record layouts come from tracefs, offsets set by the loader).
 
 use aya_ebpf::{
-    helpers::bpf_get_current_pid_tgid, macros::tracepoint, programs::TracePointContext,
+    EbpfContext, helpers::bpf_get_current_pid_tgid, macros::tracepoint, programs::TracePointContext,
 };
 use trace_common::maps::{COUNTER_LOST_TASKS, TRACE_ARM_ON_EXEC};
 
 use crate::{
     maps::{
-        EXIT_GROUP_DEAD_OFF, FORK_CHILD_PID_OFF, FORK_HANDOFF, INFLIGHT, INHERIT, KEY_BY_TID,
-        PIDNS_INO, PIDS_FILTERED, PIDS_TO_TRACE, TRACE_ALL, bump, handoff_gauge, handoff_gauge_add,
+        EXEC_FILENAME_OFF, EXIT_GROUP_DEAD_OFF, FORK_CHILD_PID_OFF, FORK_HANDOFF, INFLIGHT,
+        INHERIT, KEY_BY_TID, PIDNS_INO, PIDS_FILTERED, PIDS_TO_TRACE, TRACE_ALL, bump,
+        handoff_gauge, handoff_gauge_add,
     },
     task::current_ids,
 };
@@ -81,5 +82,29 @@ fn on_task_exit(ctx: &TracePointContext) -> Option<()> {
         let _ = PIDS_TO_TRACE.remove(ids.pid);
         let _ = PIDS_FILTERED.remove(ids.pid);
     }
+    Some(())
+}
+
+/// Runs in the task that has just exec'd, before execve returns: keeps the path it
+/// exec'd (the kernel's copy) for the execve record.
+#[tracepoint(category = "sched", name = "sched_process_exec")]
+pub fn sched_process_exec(ctx: TracePointContext) -> u32 {
+    let _ = on_exec(&ctx);
+    0
+}
+
+#[inline(always)]
+fn on_exec(ctx: &TracePointContext) -> Option<()> {
+    if !crate::summary::wants_records() {
+        return None;
+    }
+    let ids = current_ids()?;
+    crate::task::target_flags(&ids)?;
+    // SAFETY: `__data_loc char[] filename`: (length << 16) | offset in the record.
+    let loc = unsafe { ctx.read_at::<u32>(EXEC_FILENAME_OFF.load() as usize) }.ok()?;
+    let off = (loc & 0xffff) as usize;
+    // SAFETY: the offset points inside the tracepoint's record.
+    let src = unsafe { (ctx.as_ptr() as *const u8).add(off) };
+    crate::augment::keep_exec_file(bpf_get_current_pid_tgid() as u32, src);
     Some(())
 }

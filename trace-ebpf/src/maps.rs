@@ -68,6 +68,8 @@ pub static FORK_CHILD_PID_OFF: Global<u32> = Global::new(20);
 #[unsafe(no_mangle)]
 pub static EXIT_GROUP_DEAD_OFF: Global<u32> = Global::new(0);
 #[unsafe(no_mangle)]
+pub static EXEC_FILENAME_OFF: Global<u32> = Global::new(8);
+#[unsafe(no_mangle)]
 pub static WAKEUP_BYTES: Global<u64> = Global::new(1 << 20);
 
 #[inline(always)]

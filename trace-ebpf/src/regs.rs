@@ -56,3 +56,26 @@ pub fn syscall_nr(regs: *const u8) -> Option<u32> {
 pub fn syscall_nr(_regs: *const u8) -> Option<u32> {
     None
 }
+
+/// The user stack pointer. After a successful execve it points at the new program's
+/// argc, followed by its argv array.
+#[cfg(bpf_target_arch = "x86_64")]
+#[inline(always)]
+pub fn user_sp(regs: *const u8) -> Option<u64> {
+    // SAFETY: as above; `sp` is at offset 152 of x86_64's pt_regs.
+    unsafe { bpf_probe_read_kernel(regs.add(152).cast::<u64>()) }.ok()
+}
+
+/// arm64: `sp` follows regs[31].
+#[cfg(bpf_target_arch = "aarch64")]
+#[inline(always)]
+pub fn user_sp(regs: *const u8) -> Option<u64> {
+    // SAFETY: as above.
+    unsafe { bpf_probe_read_kernel(regs.add(248).cast::<u64>()) }.ok()
+}
+
+#[cfg(not(any(bpf_target_arch = "x86_64", bpf_target_arch = "aarch64")))]
+#[inline(always)]
+pub fn user_sp(_regs: *const u8) -> Option<u64> {
+    None
+}

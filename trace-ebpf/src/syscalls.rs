@@ -26,7 +26,7 @@ use crate::{
         EVENTS, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, WAKEUP_BYTES, bump, handoff_gauge,
         handoff_gauge_add, selected,
     },
-    regs::{syscall_args, syscall_nr},
+    regs::{syscall_args, syscall_nr, user_sp},
     summary,
     task::{Ids, current_ids, target_flags},
 };
@@ -143,6 +143,10 @@ fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
             true,
             true,
         );
+        let exec = call.nr == NR_EXECVE.load() || call.nr == NR_EXECVEAT.load();
+        if exec && ret == 0 && summary::wants_records() {
+            emit_exec_reads(ctx, &ids, call.nr, now, kernel_tid);
+        }
         if summary::wants_records()
             && let Some(plan) = augment::plan(call.nr)
         {
@@ -277,6 +281,19 @@ fn emit_entry_reads(plan: &AugPlan, nr: u32, ids: &Ids, now: u64, args: &[u64; 6
     let mut rec = record(REC_HAS_ENTRY, nr, ids, now, 0, args, 0);
     rec.kind = KIND_ENTRY_READS;
     if let Some(bytes) = augment::assemble(&mut rec, plan, args, AUG_AT_ENTRY) {
+        output(bytes);
+    }
+}
+
+/// After a successful execve: its path and argv as the new program received them.
+#[inline(always)]
+fn emit_exec_reads(ctx: &RawTracePointContext, ids: &Ids, nr: u32, now: u64, kernel_tid: u32) {
+    let Some(sp) = user_sp(ctx.arg::<*const u8>(0)) else {
+        return;
+    };
+    let mut rec = record(REC_HAS_ENTRY, nr, ids, now, 0, &[0; 6], 0);
+    rec.kind = KIND_ENTRY_READS;
+    if let Some(bytes) = augment::assemble_exec(&mut rec, kernel_tid, sp) {
         output(bytes);
     }
 }

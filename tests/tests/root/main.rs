@@ -2,6 +2,7 @@
 //! binary; run one test at a time (`--test-threads=1`): they share kernel state.
 
 mod command;
+mod decode;
 mod lifecycle;
 mod summary;
 mod targets;

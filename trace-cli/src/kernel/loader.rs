@@ -14,6 +14,12 @@ use trace_common::{
 
 use crate::decode::syscall_table;
 
+const LIFECYCLE: [&str; 3] = [
+    "sched_process_fork",
+    "sched_process_exit",
+    "sched_process_exec",
+];
+
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/trace"));
 
 #[derive(Debug, Error)]
@@ -43,6 +49,7 @@ pub struct Settings {
     pub pidns: Option<(u64, u64)>,
     pub fork_child_pid_off: u32,
     pub exit_group_dead_off: Option<u32>,
+    pub exec_filename_off: u32,
     pub ring_bytes: u32,
     /// `trace_common::stats::SUMMARY_*` bits.
     pub summary_flags: u32,
@@ -74,6 +81,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .override_global(globals::PIDNS_INO, &ns_ino, true)
         .override_global(globals::FORK_CHILD_PID_OFF, &s.fork_child_pid_off, true)
         .override_global(globals::EXIT_GROUP_DEAD_OFF, &exit_off, true)
+        .override_global(globals::EXEC_FILENAME_OFF, &s.exec_filename_off, true)
         .override_global(globals::WAKEUP_BYTES, &wakeup, true)
         .override_global(globals::SUMMARY_FLAGS, &s.summary_flags, true)
         .override_global(globals::SELECTIVE, &selective, true)
@@ -89,7 +97,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .load(OBJECT)
         .map_err(LoadError::Load)?;
     // Verify every program now, before anything is attached or forked.
-    for name in ["sched_process_fork", "sched_process_exit"] {
+    for name in LIFECYCLE {
         let prog: &mut TracePoint = program(&mut bpf, name)?;
         prog.load()
             .map_err(|source| LoadError::Attach { name, source })?;
@@ -115,7 +123,7 @@ where
 /// fork/exit upkeep: attached before any pid is written, so that no task forked or
 /// exiting during the writes goes unseen.
 pub fn attach_lifecycle(bpf: &mut Ebpf) -> Result<(), LoadError> {
-    for name in ["sched_process_fork", "sched_process_exit"] {
+    for name in LIFECYCLE {
         let prog: &mut TracePoint = program(bpf, name)?;
         prog.attach("sched", name)
             .map_err(|source| LoadError::Attach { name, source })?;

@@ -162,6 +162,12 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
         Beauty::Hex,
     ),
     (&["brk"], "brk", Beauty::Hex),
+    // Paths tracefs declares without `const`.
+    (&["mount"], "dev_name", Beauty::Str),
+    (&["mount"], "dir_name", Beauty::Str),
+    (&["umount", "umount2"], "name", Beauty::Str),
+    (&["pivot_root"], "new_root", Beauty::Str),
+    (&["pivot_root"], "put_old", Beauty::Str),
     (&["mremap"], "new_addr", Beauty::Hex),
 ];
 

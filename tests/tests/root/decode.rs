@@ -1,0 +1,286 @@
+//! Decoding: paths and other user memory, errors, and -e selection, on real programs.
+
+use std::{path::Path, process::Command, time::Duration};
+
+use rtrace_tests::{bpf_ready, parse_line, rtrace, run};
+
+const LIMIT: Duration = Duration::from_secs(60);
+
+fn compile(dir: &Path, name: &str, source: &str) -> std::path::PathBuf {
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, source).unwrap();
+    let bin = dir.join(name);
+    let r = run(
+        Command::new("gcc").args(["-O0", "-o"]).arg(&bin).arg(&src),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    bin
+}
+
+fn scratch_dir(tag: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("rtrace-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+const PATHS_PROGRAM: &str = r#"
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/inotify.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    struct stat st; struct statfs sfs; struct statx stx; char buf[64];
+    if (chdir(argv[1]) != 0) return 2;
+    close(syscall(SYS_open, "p_open", O_CREAT | O_WRONLY, 0644));
+    close(openat(AT_FDCWD, "p_openat", O_CREAT | O_WRONLY, 0600));
+    syscall(SYS_stat, "p_open", &st);
+    syscall(SYS_lstat, "p_open", &st);
+    syscall(SYS_newfstatat, AT_FDCWD, "p_openat", &st, 0);
+    syscall(SYS_statx, AT_FDCWD, "p_open", 0, STATX_BASIC_STATS, &stx);
+    syscall(SYS_access, "p_open", R_OK);
+    syscall(SYS_faccessat, AT_FDCWD, "p_openat", W_OK);
+    syscall(SYS_mkdir, "p_mkdir", 0755);
+    syscall(SYS_mkdirat, AT_FDCWD, "p_mkdirat", 0755);
+    syscall(SYS_rmdir, "p_mkdir");
+    syscall(SYS_rename, "p_open", "p_renamed");
+    syscall(SYS_renameat, AT_FDCWD, "p_renamed", AT_FDCWD, "p_renamedat");
+    syscall(SYS_renameat2, AT_FDCWD, "p_renamedat", AT_FDCWD, "p_renamed2", 0);
+    syscall(SYS_link, "p_renamed2", "p_link");
+    syscall(SYS_linkat, AT_FDCWD, "p_link", AT_FDCWD, "p_linkat", 0);
+    syscall(SYS_symlink, "p_link", "p_symlink");
+    syscall(SYS_symlinkat, "p_linkat", AT_FDCWD, "p_symlinkat");
+    syscall(SYS_readlink, "p_symlink", buf, sizeof buf);
+    syscall(SYS_readlinkat, AT_FDCWD, "p_symlinkat", buf, sizeof buf);
+    syscall(SYS_chmod, "p_link", 0600);
+    syscall(SYS_fchmodat, AT_FDCWD, "p_linkat", 0640);
+    syscall(SYS_chown, "p_link", 0, 0);
+    syscall(SYS_lchown, "p_symlink", 0, 0);
+    syscall(SYS_fchownat, AT_FDCWD, "p_linkat", 0, 0, 0);
+    syscall(SYS_truncate, "p_link", 0);
+    syscall(SYS_statfs, "p_link", &sfs);
+    int in = inotify_init1(0);
+    inotify_add_watch(in, "p_mkdirat", IN_CREATE);
+    syscall(SYS_mount, "p_nodev", "p_nomount", "tmpfs", 0, 0);
+    syscall(SYS_unlink, "p_link");
+    syscall(SYS_unlinkat, AT_FDCWD, "p_mkdirat", AT_REMOVEDIR);
+    if (fork() == 0) { execl("/bin/true", "true", "first-arg", (char *)0); _exit(9); }
+    wait(0);
+    return 0;
+}
+"#;
+
+#[test]
+fn every_path_argument_is_shown() {
+    if !bpf_ready("every_path_argument_is_shown") {
+        return;
+    }
+    let dir = scratch_dir("paths");
+    let bin = compile(&dir, "paths", PATHS_PROGRAM);
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let r = run(rtrace().arg("--").arg(&bin).arg(&work), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    let shows = |call: &str, paths: &[&str]| {
+        let l = lines
+            .iter()
+            .find(|l| l.name == call)
+            .unwrap_or_else(|| panic!("no {call} line{r}"));
+        for p in paths {
+            assert!(
+                l.args.contains(&format!("\"{p}\"")),
+                "{call} shows \"{p}\": {}{r}",
+                l.args
+            );
+        }
+    };
+    shows("chdir", &[work.to_str().unwrap()]);
+    shows("open", &["p_open"]);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.name == "openat" && l.args.contains("filename: \"p_openat\"")),
+        "{r}"
+    );
+    assert!(
+        lines.iter().any(|l| l.name == "openat"
+            && l.args
+                .contains("\"p_openat\", flags: CREAT|WRONLY, mode: IRUSR|IWUSR")),
+        "{r}"
+    );
+    shows("stat", &["p_open"]);
+    shows("lstat", &["p_open"]);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.name == "newfstatat" && l.args.contains("\"p_openat\"")),
+        "{r}"
+    );
+    shows("statx", &["p_open"]);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.name == "access" && l.args.contains("\"p_open\", mode: R")),
+        "{r}"
+    );
+    shows("faccessat", &["p_openat"]);
+    shows("mkdir", &["p_mkdir"]);
+    shows("mkdirat", &["p_mkdirat"]);
+    shows("rmdir", &["p_mkdir"]);
+    shows("rename", &["p_open", "p_renamed"]);
+    shows("renameat", &["p_renamed", "p_renamedat"]);
+    shows("renameat2", &["p_renamedat", "p_renamed2"]);
+    shows("link", &["p_renamed2", "p_link"]);
+    shows("linkat", &["p_link", "p_linkat"]);
+    shows("symlink", &["p_link", "p_symlink"]);
+    shows("symlinkat", &["p_linkat", "p_symlinkat"]);
+    shows("readlink", &["p_symlink"]);
+    shows("readlinkat", &["p_symlinkat"]);
+    shows("chmod", &["p_link"]);
+    shows("fchmodat", &["p_linkat"]);
+    shows("chown", &["p_link"]);
+    shows("lchown", &["p_symlink"]);
+    shows("fchownat", &["p_linkat"]);
+    shows("truncate", &["p_link"]);
+    shows("statfs", &["p_link"]);
+    shows("inotify_add_watch", &["p_mkdirat"]);
+    // Two strings per call are copied: the two paths.
+    shows("mount", &["p_nodev", "p_nomount"]);
+    shows("unlink", &["p_link"]);
+    shows("unlinkat", &["p_mkdirat"]);
+    let exec = lines
+        .iter()
+        .find(|l| l.name == "execve" && l.comm == "true")
+        .unwrap_or_else(|| panic!("the child's execve{r}"));
+    assert!(exec.args.contains("filename: \"/bin/true\""), "{r}");
+    assert!(
+        exec.args.contains("argv: [\"true\", \"first-arg\"]"),
+        "execve's argv as strace shows it{r}"
+    );
+    let mount = lines.iter().find(|l| l.name == "mount").unwrap();
+    assert!(
+        mount
+            .ret
+            .starts_with("-1 ENOENT (No such file or directory)"),
+        "errno text{r}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_path_on_a_page_never_touched_before_the_call_still_shows() {
+    if !bpf_ready("a_path_on_a_page_never_touched_before_the_call_still_shows") {
+        return;
+    }
+    let dir = scratch_dir("firsttouch");
+    // The path sits at the start of its own page of .rodata, which nothing reads
+    // before the syscall: at the call's entry the page is not even mapped in.
+    let bin = compile(
+        &dir,
+        "firsttouch",
+        r#"
+#include <fcntl.h>
+#include <unistd.h>
+static const struct { char pad[16384]; char path[64]; } page __attribute__((aligned(4096))) =
+    { {1}, "/etc/hostname" };
+int main(void) { return access(page.path + 0, R_OK) == 0 ? 0 : 1; }
+"#,
+    );
+    let r = run(rtrace().args(["-e", "access"]).arg("--").arg(&bin), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    let ours = lines
+        .iter()
+        .find(|l| l.name == "access" && l.ret == "0")
+        .unwrap_or_else(|| panic!("the program's access(){r}"));
+    assert_eq!(ours.args, "filename: \"/etc/hostname\", mode: R", "{r}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn names_of(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter_map(parse_line)
+        .map(|l| l.name.to_string())
+        .collect()
+}
+
+#[test]
+fn event_selection_keeps_exactly_the_chosen_calls() {
+    if !bpf_ready("event_selection_keeps_exactly_the_chosen_calls") {
+        return;
+    }
+    let all = run(rtrace().args(["--", "ls", "/"]), LIMIT);
+    assert_eq!(all.code(), Some(0), "{all}");
+    let all_names = names_of(&all.stderr);
+    assert!(all_names.len() > 50, "{all}");
+
+    let r = run(rtrace().args(["-e", "open*,close", "--", "ls", "/"]), LIMIT);
+    let want: Vec<String> = all_names
+        .iter()
+        .filter(|n| n.starts_with("open") || *n == "close")
+        .cloned()
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(names_of(&r.stderr), want, "{r}");
+
+    let r = run(
+        rtrace().args(["-e", "!mmap,close,newfstatat", "--", "ls", "/"]),
+        LIMIT,
+    );
+    let want: Vec<String> = all_names
+        .iter()
+        .filter(|n| !matches!(n.as_str(), "mmap" | "close" | "newfstatat"))
+        .cloned()
+        .collect();
+    assert_eq!(names_of(&r.stderr), want, "{r}");
+
+    let r = run(
+        rtrace().args(["-e", "openat,nosuchcall", "--", "true"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    assert!(
+        r.stderr
+            .starts_with("rtrace: skipping unknown syscall 'nosuchcall'\n"),
+        "{r}"
+    );
+    assert!(names_of(&r.stderr).iter().all(|n| n == "openat"), "{r}");
+
+    let r = run(rtrace().args(["-e", "nosuchcall", "--", "true"]), LIMIT);
+    assert_ne!(r.code(), Some(0), "{r}");
+    assert_eq!(r.stderr.lines().count(), 1, "{r}");
+}
+
+#[test]
+fn perfs_open_filename_check() {
+    if !bpf_ready("perfs_open_filename_check") {
+        return;
+    }
+    let dir = scratch_dir("touch");
+    let file = dir.join("touched");
+    let r = run(
+        rtrace().args(["-e", "open,openat", "touch"]).arg(&file),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let want = format!(
+        "filename: \"{}\", flags: CREAT|NOCTTY|NONBLOCK|WRONLY, mode: IRUGO|IWUGO",
+        file.display()
+    );
+    let found = r.stderr.lines().any(|l| {
+        l.contains("touch/")
+            && l.contains(&want)
+            && parse_line(l).is_some_and(|p| p.ret.parse::<i32>().is_ok())
+    });
+    assert!(found, "{want}{r}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
