@@ -76,26 +76,35 @@ fn same_syscalls_as_strace_for_ls() {
         LIMIT,
     );
     assert_eq!(s.code(), Some(0), "{s}");
-    let strace_names: Vec<String> = std::fs::read_to_string(&st)
+    // (syscall, failed) in order, from both tracers.
+    let strace_calls: Vec<(String, bool)> = std::fs::read_to_string(&st)
         .unwrap()
         .lines()
         .filter_map(|l| {
             let l = l.split_once(' ').map_or(l, |(_, rest)| rest).trim_start();
-            Some(l.split('(').next()?.to_string())
+            let name = l.split('(').next()?.to_string();
+            let failed = l
+                .rsplit_once(" = ")
+                .is_some_and(|(_, ret)| ret.starts_with("-1 "));
+            Some((name, failed))
         })
-        .filter(|n| !n.is_empty() && !n.starts_with('+'))
+        .filter(|(n, _)| !n.is_empty() && !n.starts_with('+'))
         .collect();
     let r = run(rtrace().args(["--", "ls", "/"]), LIMIT);
     assert_eq!(r.code(), Some(0), "{r}");
-    let names: Vec<String> = r
+    let calls: Vec<(String, bool)> = r
         .trace_lines()
         .into_iter()
         .filter_map(parse_line)
-        .map(|l| l.name.to_string())
+        .map(|l| (l.name.to_string(), l.ret.starts_with("-1 ")))
         .collect();
+    assert!(
+        calls.iter().any(|(_, failed)| *failed),
+        "some calls fail{r}"
+    );
     assert_eq!(
-        names, strace_names,
-        "rtrace and strace -f agree on ls's syscalls, in order{r}"
+        calls, strace_calls,
+        "rtrace and strace -f agree on ls's syscalls, in order, and on which failed{r}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
