@@ -54,6 +54,10 @@ pub struct Args {
     )]
     pub expr: Vec<String>,
 
+    /// One JSON object per syscall (JSON Lines) instead of perf's lines.
+    #[arg(long = "json")]
+    pub json: bool,
+
     /// Write the trace to FILE instead of stderr (an existing FILE becomes FILE.old).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -113,6 +117,14 @@ pub struct Args {
     /// Accepted for perf compatibility: the numbers are the same either way.
     #[arg(long = "no-bpf-summary", overrides_with = "bpf_summary")]
     pub no_bpf_summary: bool,
+
+    /// Accepted for perf compatibility: rtrace reads struct arguments it knows without BTF.
+    #[arg(long = "force-btf", hide = true)]
+    pub force_btf: bool,
+
+    /// Accepted for perf compatibility: records already arrive in order per thread.
+    #[arg(long = "sort-events", hide = true)]
+    pub sort_events: bool,
 
     /// More detail about what rtrace does.
     #[arg(short = 'v', long = "verbose", action = ArgAction::Count)]

@@ -60,6 +60,8 @@ pub struct Config {
     pub output: Option<PathBuf>,
     pub line: LineOptions,
     pub failure_only: bool,
+    /// `--json`: JSON Lines instead of perf's lines.
+    pub json: bool,
     pub min_duration_ns: Option<u64>,
     pub max_events: Option<u64>,
     pub ring_bytes: u32,
@@ -144,7 +146,17 @@ fn resolve_uid(user: &str) -> Result<u32, ConfigError> {
 }
 
 /// `exists` says whether a pid or tid names a live task (a seam for tests).
+#[cfg(test)]
 pub fn resolve(args: Args, exists: impl Fn(u32) -> bool) -> Result<Config, ConfigError> {
+    resolve_with(args, exists, &crate::perfconfig::TraceSettings::default())
+}
+
+/// As [`resolve`], with perf's `[trace]` settings underneath the flags.
+pub fn resolve_with(
+    args: Args,
+    exists: impl Fn(u32) -> bool,
+    perf: &crate::perfconfig::TraceSettings,
+) -> Result<Config, ConfigError> {
     let pids = parse_pids(&args.pid, "pid", "-p/--pid")?;
     let tids = parse_pids(&args.tid, "tid", "-t/--tid")?;
     let mut filter_pids = parse_pids(&args.filter_pids, "pid", "--filter-pids")?;
@@ -231,15 +243,21 @@ pub fn resolve(args: Args, exists: impl Fn(u32) -> bool) -> Result<Config, Confi
         warnings,
         summary,
         targets,
-        inherit: !args.no_inherit,
+        inherit: !(args.no_inherit || perf.no_inherit == Some(true)),
         filter_pids,
         output: args.output,
         line: LineOptions {
             show_comm: !args.no_comm,
             absolute_time: args.time,
-            ..LineOptions::default()
+            show_timestamp: perf.show_timestamp.unwrap_or(true),
+            show_duration: perf.show_duration.unwrap_or(true),
+            show_arg_names: perf.show_arg_names.unwrap_or(true),
+            show_zeros: perf.show_zeros.unwrap_or(false),
+            show_prefix: perf.show_prefix.unwrap_or(false),
+            alignment: perf.args_alignment.unwrap_or(70),
         },
         failure_only: args.failure,
+        json: args.json,
         min_duration_ns,
         max_events: args.max_events,
         ring_bytes,

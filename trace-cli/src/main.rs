@@ -5,6 +5,7 @@ mod config;
 mod decode;
 mod kernel;
 mod output;
+mod perfconfig;
 mod pids;
 mod session;
 mod signals;
@@ -31,7 +32,8 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let cfg = match config::resolve(args, pids::targets::task_exists) {
+    let perf = perfconfig::from_env();
+    let cfg = match config::resolve_with(args, pids::targets::task_exists, &perf) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("rtrace: {e}");

@@ -35,7 +35,7 @@ use crate::{
         stats_maps,
         tracefs::{Tracefs, TracefsError},
     },
-    output::{self, Sink, line::LineFormatter, summary::SummaryOptions},
+    output::{self, Sink, json::JsonFormatter, line::LineFormatter, summary::SummaryOptions},
     pids::{
         proc_stat::{Liveness, task_liveness},
         prune::prune,
@@ -330,6 +330,7 @@ fn event_loop(
         catalog,
         entry_reads: std::collections::HashMap::new(),
         fmt: LineFormatter::new(cfg.line.clone()),
+        json: cfg.json.then(|| JsonFormatter::new(cfg.line.absolute_time)),
         line: String::with_capacity(512),
         printed: 0,
         cfg,
@@ -410,6 +411,7 @@ struct Printer<'c> {
     /// execve's path and argv, read at its entry, per tid, until its record comes.
     entry_reads: std::collections::HashMap<u32, Vec<u8>>,
     fmt: LineFormatter,
+    json: Option<JsonFormatter>,
     line: String,
     printed: u64,
     cfg: &'c Config,
@@ -442,7 +444,10 @@ impl Printer<'_> {
                         .augmented(e, i)
                 })
             };
-            self.fmt.format_with(&mut self.line, &rec, info, &mem);
+            match &mut self.json {
+                Some(j) => j.format(&mut self.line, &rec, info, &mem),
+                None => self.fmt.format_with(&mut self.line, &rec, info, &mem),
+            }
             if out.write_all(self.line.as_bytes()).is_err() {
                 return true;
             }

@@ -208,7 +208,7 @@ fn many_short_lived_children_all_leave_the_map() {
         "sh",
         &[
             "-c",
-            "sleep 0.5; for i in $(seq 50); do /bin/true; done; sleep 60",
+            "sleep 0.5; for i in $(seq 50); do /bin/true; done; exec sleep 60",
         ],
     );
     let t = Tracer::start(&["-p", &sh.pid().to_string()]);

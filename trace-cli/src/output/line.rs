@@ -19,6 +19,10 @@ pub struct LineOptions {
     pub show_duration: bool,
     pub show_comm: bool,
     pub show_arg_names: bool,
+    /// Show arguments whose value is 0 (perfconfig `show_zeros`).
+    pub show_zeros: bool,
+    /// Print constants with their prefix: `O_RDONLY` (perfconfig `show_prefix`).
+    pub show_prefix: bool,
     /// `-T`: print the kernel's monotonic time instead of time since the first event.
     pub absolute_time: bool,
     pub alignment: usize,
@@ -31,6 +35,8 @@ impl Default for LineOptions {
             show_duration: true,
             show_comm: true,
             show_arg_names: true,
+            show_zeros: false,
+            show_prefix: false,
             absolute_time: false,
             alignment: 70,
         }
@@ -155,6 +161,7 @@ impl LineFormatter {
                         .unwrap_or(Beauty::Raw(spec.kind));
                     if truncate(raw, spec.kind) == 0
                         && self.opts.show_arg_names
+                        && !self.opts.show_zeros
                         && !beauty.shows_zero()
                     {
                         continue;
@@ -164,7 +171,11 @@ impl LineFormatter {
                         let _ = write!(out, "{}: ", spec.name);
                     }
                     let m = if beauty.reads_memory() { mem(i) } else { None };
-                    beauty::write_arg(out, beauty, raw, m);
+                    let style = beauty::Style {
+                        prefix: self.opts.show_prefix,
+                        compact: !self.opts.show_arg_names,
+                    };
+                    beauty::write_arg(out, beauty, raw, m, style);
                 }
             }
             None => {

@@ -44,7 +44,7 @@ impl Beauty {
     /// where zero has a name).
     pub fn shows_zero(&self) -> bool {
         match self {
-            Beauty::Enum(names) => names.iter().any(|(v, _)| *v == 0),
+            Beauty::Enum(names) => names.entries.iter().any(|(v, _)| *v == 0),
             Beauty::FutexOp => true,
             _ => false,
         }
@@ -64,7 +64,21 @@ const AT_FDCWD: i32 = -100;
 /// Writes `raw` as `b` shows it. `mem` is what was copied from user memory for this
 /// argument: `Some(Ok(bytes))`, `Some(Err(()))` for a failed read, `None` when nothing
 /// was copied; a value that needs memory and has none is shown as the pointer.
-pub fn write_arg(out: &mut String, b: Beauty, raw: u64, mem: Option<Result<&[u8], ()>>) {
+/// How values are spelled: perfconfig's `show_prefix` (`O_RDONLY`), and the compact
+/// struct form perf's BTF printer uses when argument names are off (`{1,}`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Style {
+    pub prefix: bool,
+    pub compact: bool,
+}
+
+pub fn write_arg(
+    out: &mut String,
+    b: Beauty,
+    raw: u64,
+    mem: Option<Result<&[u8], ()>>,
+    style: Style,
+) {
     let _ = match b {
         Beauty::Raw(kind) => write_raw(out, raw, kind),
         Beauty::Hex => write!(out, "{raw:#x}"),
@@ -80,56 +94,44 @@ pub fn write_arg(out: &mut String, b: Beauty, raw: u64, mem: Option<Result<&[u8]
         Beauty::Str | Beauty::Argv | Beauty::Buffer | Beauty::Sockaddr | Beauty::Timespec => {
             match mem {
                 Some(Ok(bytes)) => {
-                    write_memory(out, b, bytes);
+                    write_memory(out, b, bytes, style);
                     Ok(())
                 }
                 _ => write!(out, "{raw:#x}"),
             }
         }
         Beauty::Flags(table) => {
-            write_flags(out, raw, table);
+            write_flags(out, raw, table, style.prefix);
             Ok(())
         }
-        Beauty::Enum(names) => match names.iter().find(|(v, _)| *v == raw) {
-            Some((_, n)) => write!(out, "{n}"),
-            None => write!(out, "{}", raw as i64),
-        },
+        Beauty::Enum(names) => {
+            write_name(out, raw, names, style.prefix);
+            Ok(())
+        }
         Beauty::OpenFlags => {
-            write_open_flags(out, raw);
+            write_open_flags(out, raw, style.prefix);
             Ok(())
         }
         Beauty::SocketType => {
-            let kind = raw & 0xf;
-            match tables::SOCKET_TYPE.iter().find(|(v, _)| *v == kind) {
-                Some((_, n)) => out.push_str(n),
-                None => {
-                    let _ = write!(out, "{kind}");
-                }
-            }
+            write_name(out, raw & 0xf, &tables::SOCKET_TYPE, style.prefix);
             if raw & !0xf != 0 {
                 out.push('|');
-                write_flags(out, raw & !0xf, tables::SOCKET_TYPE_FLAGS);
+                write_flags(out, raw & !0xf, &tables::SOCKET_TYPE_FLAGS, style.prefix);
             }
             Ok(())
         }
         Beauty::FutexOp => {
-            let cmd = raw & 0x7f;
-            match tables::FUTEX_OP.iter().find(|(v, _)| *v == cmd) {
-                Some((_, n)) => out.push_str(n),
-                None => {
-                    let _ = write!(out, "{cmd}");
-                }
-            }
+            write_name(out, raw & 0x7f, &tables::FUTEX_OP, style.prefix);
             if raw & !0x7f != 0 {
                 out.push('|');
-                write_flags(out, raw & !0x7f, tables::FUTEX_OP_FLAGS);
+                write_flags(out, raw & !0x7f, &tables::FUTEX_OP_FLAGS, style.prefix);
             }
             Ok(())
         }
-        Beauty::Signal => match tables::SIGNALS.iter().find(|(v, _)| *v == raw) {
-            Some((_, n)) => write!(out, "{n}"),
-            None => write!(out, "{}", raw as u32 as i32),
-        },
+        Beauty::Signal => {
+            write_name(out, u64::from(raw as u32), &tables::SIGNALS, style.prefix);
+            Ok(())
+        }
     };
 }
 
@@ -143,14 +145,36 @@ pub fn write_raw(out: &mut String, raw: u64, kind: ArgKind) -> std::fmt::Result 
     }
 }
 
+/// The entry's name, or the number (signed, as C prints an int) when there is none.
+fn write_name(out: &mut String, raw: u64, table: &tables::Table, prefix: bool) {
+    match table.entries.iter().find(|(v, _)| *v == raw) {
+        Some((_, n)) => {
+            if prefix {
+                out.push_str(table.prefix);
+            }
+            out.push_str(n);
+        }
+        None => {
+            let _ = write!(out, "{}", raw as i64);
+        }
+    }
+}
+
 /// `A|B|0x40`: names of the masks fully present, in table order, then what is left.
-pub fn write_flags(out: &mut String, raw: u64, table: Flags) {
+pub fn write_flags(out: &mut String, raw: u64, table: Flags, prefix: bool) {
+    if raw == 0 {
+        out.push('0');
+        return;
+    }
     let start = out.len();
     let mut left = raw;
-    for &(mask, name) in table {
+    for &(mask, name) in table.entries {
         if mask != 0 && left & mask == mask {
             if out.len() > start {
                 out.push('|');
+            }
+            if prefix {
+                out.push_str(table.prefix);
             }
             out.push_str(name);
             left &= !mask;
@@ -164,20 +188,23 @@ pub fn write_flags(out: &mut String, raw: u64, table: Flags) {
     }
 }
 
-fn write_open_flags(out: &mut String, raw: u64) {
+fn write_open_flags(out: &mut String, raw: u64, prefix: bool) {
     let accmode = raw & libc::O_ACCMODE as u64;
     if accmode == 0 {
+        if prefix {
+            out.push_str(tables::OPEN_FLAGS.prefix);
+        }
         out.push_str("RDONLY");
         if raw != 0 {
             out.push('|');
         }
     }
     if raw != 0 {
-        write_flags(out, raw, tables::OPEN_FLAGS);
+        write_flags(out, raw, &tables::OPEN_FLAGS, prefix);
     }
 }
 
-fn write_memory(out: &mut String, b: Beauty, bytes: &[u8]) {
+fn write_memory(out: &mut String, b: Beauty, bytes: &[u8], style: Style) {
     match b {
         Beauty::Str => write_quoted(out, bytes, false),
         Beauty::Buffer => write_quoted(out, bytes, true),
@@ -196,7 +223,7 @@ fn write_memory(out: &mut String, b: Beauty, bytes: &[u8]) {
             out.push(']');
         }
         Beauty::Sockaddr => write_sockaddr(out, bytes),
-        Beauty::Timespec => write_timespec(out, bytes),
+        Beauty::Timespec => write_timespec(out, bytes, style.compact),
         _ => {}
     }
 }
@@ -267,7 +294,10 @@ fn write_sockaddr(out: &mut String, b: &[u8]) {
             let _ = write!(out, "{{ .family: PF_LOCAL, path: {shown} }}");
         }
         f => {
-            let name = tables::SOCKET_FAMILY.iter().find(|(v, _)| *v == f as u64);
+            let name = tables::SOCKET_FAMILY
+                .entries
+                .iter()
+                .find(|(v, _)| *v == f as u64);
             match name {
                 Some((_, n)) => {
                     let _ = write!(out, "{{ .family: PF_{n} }}");
@@ -280,14 +310,23 @@ fn write_sockaddr(out: &mut String, b: &[u8]) {
     }
 }
 
-fn write_timespec(out: &mut String, b: &[u8]) {
+fn write_timespec(out: &mut String, b: &[u8], compact: bool) {
     if b.len() < 16 {
         out.push_str("{}");
         return;
     }
     let sec = i64::from_ne_bytes(b[..8].try_into().unwrap_or([0; 8]));
     let nsec = i64::from_ne_bytes(b[8..16].try_into().unwrap_or([0; 8]));
-    let _ = write!(out, "{{ .tv_sec: {sec}, .tv_nsec: {nsec} }}");
+    if compact {
+        // perf's BTF printer without names: the non-zero members, each with a comma.
+        out.push('{');
+        for v in [sec, nsec].into_iter().filter(|&v| v != 0) {
+            let _ = write!(out, "{v},");
+        }
+        out.push('}');
+    } else {
+        let _ = write!(out, "{{ .tv_sec: {sec}, .tv_nsec: {nsec} }}");
+    }
 }
 
 #[cfg(test)]
@@ -296,13 +335,13 @@ mod tests {
 
     fn show(b: Beauty, raw: u64) -> String {
         let mut s = String::new();
-        write_arg(&mut s, b, raw, None);
+        write_arg(&mut s, b, raw, None, Style::default());
         s
     }
 
     fn show_mem(b: Beauty, bytes: &[u8]) -> String {
         let mut s = String::new();
-        write_arg(&mut s, b, 0x1234, Some(Ok(bytes)));
+        write_arg(&mut s, b, 0x1234, Some(Ok(bytes)), Style::default());
         s
     }
 
@@ -322,55 +361,56 @@ mod tests {
 
     #[test]
     fn modes_and_access() {
-        assert_eq!(show(Beauty::Flags(tables::MODE), 0o666), "IRUGO|IWUGO");
+        assert_eq!(show(Beauty::Flags(&tables::MODE), 0o666), "IRUGO|IWUGO");
         // perf's order: the group names first, then what is left.
         assert_eq!(
-            show(Beauty::Flags(tables::MODE), 0o755),
+            show(Beauty::Flags(&tables::MODE), 0o755),
             "IRUGO|IXUGO|IWUSR"
         );
-        assert_eq!(show(Beauty::Flags(tables::MODE), 0o40777), "IRWXUGO|IFDIR");
-        assert_eq!(show(Beauty::Flags(tables::ACCESS_MODE), 4), "R");
-        assert_eq!(show(Beauty::Flags(tables::ACCESS_MODE), 7), "R|W|X");
+        assert_eq!(show(Beauty::Flags(&tables::MODE), 0o40777), "IRWXUGO|IFDIR");
+        assert_eq!(show(Beauty::Flags(&tables::ACCESS_MODE), 4), "R");
+        assert_eq!(show(Beauty::Flags(&tables::ACCESS_MODE), 7), "R|W|X");
+        assert_eq!(show(Beauty::Flags(&tables::ACCESS_MODE), 0), "0");
     }
 
     #[test]
     fn mmap_and_friends() {
-        assert_eq!(show(Beauty::Flags(tables::PROT), 3), "READ|WRITE");
-        assert_eq!(show(Beauty::Flags(tables::PROT), 5), "READ|EXEC");
+        assert_eq!(show(Beauty::Flags(&tables::PROT), 3), "READ|WRITE");
+        assert_eq!(show(Beauty::Flags(&tables::PROT), 5), "READ|EXEC");
         assert_eq!(
-            show(Beauty::Flags(tables::MMAP_FLAGS), 0x22),
+            show(Beauty::Flags(&tables::MMAP_FLAGS), 0x22),
             "PRIVATE|ANONYMOUS"
         );
         assert_eq!(
-            show(Beauty::Flags(tables::MMAP_FLAGS), 0x812),
+            show(Beauty::Flags(&tables::MMAP_FLAGS), 0x812),
             "PRIVATE|FIXED|DENYWRITE"
         );
         assert_eq!(
-            show(Beauty::Flags(tables::MMAP_FLAGS), 3),
+            show(Beauty::Flags(&tables::MMAP_FLAGS), 3),
             "SHARED_VALIDATE"
         );
-        assert_eq!(show(Beauty::Enum(tables::MADVISE), 4), "DONTNEED");
-        assert_eq!(show(Beauty::Flags(tables::MREMAP_FLAGS), 1), "MAYMOVE");
+        assert_eq!(show(Beauty::Enum(&tables::MADVISE), 4), "DONTNEED");
+        assert_eq!(show(Beauty::Flags(&tables::MREMAP_FLAGS), 1), "MAYMOVE");
     }
 
     #[test]
     fn processes_and_signals() {
         let clone = (libc::CLONE_CHILD_CLEARTID | libc::CLONE_CHILD_SETTID | libc::SIGCHLD) as u64;
         assert_eq!(
-            show(Beauty::Flags(tables::CLONE_FLAGS), clone),
+            show(Beauty::Flags(&tables::CLONE_FLAGS), clone),
             "CHILD_CLEARTID|CHILD_SETTID|0x11"
         );
         assert_eq!(show(Beauty::Signal, 9), "KILL");
         assert_eq!(show(Beauty::Signal, 64), "64");
-        assert_eq!(show(Beauty::Enum(tables::SIGPROCMASK_HOW), 2), "SETMASK");
-        assert_eq!(show(Beauty::Flags(tables::WAIT_OPTIONS), 1), "NOHANG");
+        assert_eq!(show(Beauty::Enum(&tables::SIGPROCMASK_HOW), 2), "SETMASK");
+        assert_eq!(show(Beauty::Flags(&tables::WAIT_OPTIONS), 1), "NOHANG");
         assert_eq!(
-            show(Beauty::Flags(tables::WAIT_OPTIONS), 0x4000_0001),
+            show(Beauty::Flags(&tables::WAIT_OPTIONS), 0x4000_0001),
             "NOHANG|ALL"
         );
-        assert_eq!(show(Beauty::Enum(tables::PRCTL_OPTION), 15), "SET_NAME");
-        assert_eq!(show(Beauty::Enum(tables::ARCH_PRCTL), 0x1002), "SET_FS");
-        assert_eq!(show(Beauty::Enum(tables::RLIMIT_RESOURCE), 3), "STACK");
+        assert_eq!(show(Beauty::Enum(&tables::PRCTL_OPTION), 15), "SET_NAME");
+        assert_eq!(show(Beauty::Enum(&tables::ARCH_PRCTL), 0x1002), "SET_FS");
+        assert_eq!(show(Beauty::Enum(&tables::RLIMIT_RESOURCE), 3), "STACK");
     }
 
     #[test]
@@ -378,25 +418,28 @@ mod tests {
         assert_eq!(show(Beauty::Dfd, (-100i64) as u64), "CWD");
         assert_eq!(show(Beauty::Dfd, 3), "3");
         assert_eq!(show(Beauty::Fd, u64::from(u32::MAX)), "-1");
-        assert_eq!(show(Beauty::Enum(tables::FCNTL_CMD), 1030), "DUPFD_CLOEXEC");
-        assert_eq!(show(Beauty::Enum(tables::LSEEK_WHENCE), 0), "SET");
-        assert_eq!(show(Beauty::Enum(tables::IOCTL_CMD), 0x5413), "TIOCGWINSZ");
-        assert_eq!(show(Beauty::Enum(tables::IOCTL_CMD), 0x1234), "4660");
-        assert_eq!(show(Beauty::Flags(tables::GETRANDOM_FLAGS), 1), "NONBLOCK");
         assert_eq!(
-            show(Beauty::Flags(tables::STATX_MASK), 0x7ff),
+            show(Beauty::Enum(&tables::FCNTL_CMD), 1030),
+            "DUPFD_CLOEXEC"
+        );
+        assert_eq!(show(Beauty::Enum(&tables::LSEEK_WHENCE), 0), "SET");
+        assert_eq!(show(Beauty::Enum(&tables::IOCTL_CMD), 0x5413), "TIOCGWINSZ");
+        assert_eq!(show(Beauty::Enum(&tables::IOCTL_CMD), 0x1234), "4660");
+        assert_eq!(show(Beauty::Flags(&tables::GETRANDOM_FLAGS), 1), "NONBLOCK");
+        assert_eq!(
+            show(Beauty::Flags(&tables::STATX_MASK), 0x7ff),
             "TYPE|MODE|NLINK|UID|GID|ATIME|MTIME|CTIME|INO|SIZE|BLOCKS"
         );
         assert_eq!(
-            show(Beauty::Flags(tables::AT_FLAGS), 0x1100),
+            show(Beauty::Flags(&tables::AT_FLAGS), 0x1100),
             "SYMLINK_NOFOLLOW|EMPTY_PATH"
         );
         assert_eq!(
-            show(Beauty::Flags(tables::PIPE_FLAGS), libc::O_CLOEXEC as u64),
+            show(Beauty::Flags(&tables::PIPE_FLAGS), libc::O_CLOEXEC as u64),
             "CLOEXEC"
         );
-        assert_eq!(show(Beauty::Enum(tables::EPOLL_CTL_OP), 1), "ADD");
-        assert_eq!(show(Beauty::Enum(tables::CLOCK_ID), 1), "MONOTONIC");
+        assert_eq!(show(Beauty::Enum(&tables::EPOLL_CTL_OP), 1), "ADD");
+        assert_eq!(show(Beauty::Enum(&tables::CLOCK_ID), 1), "MONOTONIC");
         assert_eq!(show(Beauty::FutexOp, 129), "WAKE|PRIVATE_FLAG");
         assert_eq!(show(Beauty::FutexOp, 0), "WAIT");
     }
@@ -405,8 +448,8 @@ mod tests {
     fn sockets() {
         let t = (libc::SOCK_STREAM | libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK) as u64;
         assert_eq!(show(Beauty::SocketType, t), "STREAM|CLOEXEC|NONBLOCK");
-        assert_eq!(show(Beauty::Enum(tables::SOCKET_FAMILY), 2), "INET");
-        assert_eq!(show(Beauty::Enum(tables::IP_PROTOCOL), 6), "TCP");
+        assert_eq!(show(Beauty::Enum(&tables::SOCKET_FAMILY), 2), "INET");
+        assert_eq!(show(Beauty::Enum(&tables::IP_PROTOCOL), 6), "TCP");
         let mut sin = vec![2u8, 0, 0, 22, 127, 0, 0, 1];
         sin.extend_from_slice(&[0; 8]);
         assert_eq!(
@@ -428,6 +471,37 @@ mod tests {
     }
 
     #[test]
+    fn prefixes_and_compact_structs() {
+        let p = Style {
+            prefix: true,
+            compact: false,
+        };
+        let mut s = String::new();
+        write_arg(&mut s, Beauty::OpenFlags, (libc::O_CLOEXEC) as u64, None, p);
+        assert_eq!(s, "O_RDONLY|O_CLOEXEC");
+        s.clear();
+        write_arg(&mut s, Beauty::Flags(&tables::PROT), 3, None, p);
+        assert_eq!(s, "PROT_READ|PROT_WRITE");
+        s.clear();
+        write_arg(&mut s, Beauty::Signal, 9, None, p);
+        assert_eq!(s, "SIGKILL");
+        s.clear();
+        let mut ts = 1i64.to_ne_bytes().to_vec();
+        ts.extend_from_slice(&0i64.to_ne_bytes());
+        write_arg(
+            &mut s,
+            Beauty::Timespec,
+            1,
+            Some(Ok(&ts)),
+            Style {
+                prefix: false,
+                compact: true,
+            },
+        );
+        assert_eq!(s, "{1,}");
+    }
+
+    #[test]
     fn memory_values() {
         assert_eq!(show_mem(Beauty::Str, b"/etc/hostname"), "\"/etc/hostname\"");
         assert_eq!(show_mem(Beauty::Buffer, b"text\n"), "\"text\\10\"");
@@ -440,7 +514,7 @@ mod tests {
         );
         // A failed read shows the pointer, never an empty string.
         let mut s = String::new();
-        write_arg(&mut s, Beauty::Str, 0x7f00, Some(Err(())));
+        write_arg(&mut s, Beauty::Str, 0x7f00, Some(Err(())), Style::default());
         assert_eq!(s, "0x7f00");
         assert_eq!(show(Beauty::Str, 0x55), "0x55");
     }

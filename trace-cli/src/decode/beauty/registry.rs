@@ -31,54 +31,58 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
             "fchmodat2",
         ],
         "mode",
-        Beauty::Flags(t::MODE),
+        Beauty::Flags(&t::MODE),
     ),
     (
         &["access", "faccessat", "faccessat2"],
         "mode",
-        Beauty::Flags(t::ACCESS_MODE),
+        Beauty::Flags(&t::ACCESS_MODE),
     ),
     (
         &["mmap", "mprotect", "pkey_mprotect"],
         "prot",
-        Beauty::Flags(t::PROT),
+        Beauty::Flags(&t::PROT),
     ),
-    (&["mmap"], "flags", Beauty::Flags(t::MMAP_FLAGS)),
-    (&["mremap"], "flags", Beauty::Flags(t::MREMAP_FLAGS)),
+    (&["mmap"], "flags", Beauty::Flags(&t::MMAP_FLAGS)),
+    (&["mremap"], "flags", Beauty::Flags(&t::MREMAP_FLAGS)),
     (
         &["madvise", "process_madvise"],
         "behavior",
-        Beauty::Enum(t::MADVISE),
+        Beauty::Enum(&t::MADVISE),
     ),
-    (&["clone"], "clone_flags", Beauty::Flags(t::CLONE_FLAGS)),
-    (&["unshare"], "unshare_flags", Beauty::Flags(t::CLONE_FLAGS)),
+    (&["clone"], "clone_flags", Beauty::Flags(&t::CLONE_FLAGS)),
+    (
+        &["unshare"],
+        "unshare_flags",
+        Beauty::Flags(&t::CLONE_FLAGS),
+    ),
     (
         &["rt_sigprocmask", "sigprocmask"],
         "how",
-        Beauty::Enum(t::SIGPROCMASK_HOW),
+        Beauty::Enum(&t::SIGPROCMASK_HOW),
     ),
     (
         &["socket", "socketpair"],
         "family",
-        Beauty::Enum(t::SOCKET_FAMILY),
+        Beauty::Enum(&t::SOCKET_FAMILY),
     ),
     (&["socket", "socketpair"], "type", Beauty::SocketType),
     (
         &["socket", "socketpair"],
         "protocol",
-        Beauty::Enum(t::IP_PROTOCOL),
+        Beauty::Enum(&t::IP_PROTOCOL),
     ),
-    (&["fcntl", "fcntl64"], "cmd", Beauty::Enum(t::FCNTL_CMD)),
+    (&["fcntl", "fcntl64"], "cmd", Beauty::Enum(&t::FCNTL_CMD)),
     (&["futex"], "op", Beauty::FutexOp),
     (
         &["lseek", "llseek"],
         "whence",
-        Beauty::Enum(t::LSEEK_WHENCE),
+        Beauty::Enum(&t::LSEEK_WHENCE),
     ),
-    (&["prctl"], "option", Beauty::Enum(t::PRCTL_OPTION)),
-    (&["ioctl"], "cmd", Beauty::Enum(t::IOCTL_CMD)),
-    (&["getrandom"], "flags", Beauty::Flags(t::GETRANDOM_FLAGS)),
-    (&["statx"], "mask", Beauty::Flags(t::STATX_MASK)),
+    (&["prctl"], "option", Beauty::Enum(&t::PRCTL_OPTION)),
+    (&["ioctl"], "cmd", Beauty::Enum(&t::IOCTL_CMD)),
+    (&["getrandom"], "flags", Beauty::Flags(&t::GETRANDOM_FLAGS)),
+    (&["statx"], "mask", Beauty::Flags(&t::STATX_MASK)),
     (
         &[
             "statx",
@@ -96,31 +100,32 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
             "fspick",
         ],
         "flags",
-        Beauty::Flags(t::AT_FLAGS),
+        Beauty::Flags(&t::AT_FLAGS),
     ),
     (
         &["newfstatat", "fstatat64", "fchownat", "faccessat2"],
         "flag",
-        Beauty::Flags(t::AT_FLAGS),
+        Beauty::Flags(&t::AT_FLAGS),
     ),
     (
         &["wait4", "waitid"],
         "options",
-        Beauty::Flags(t::WAIT_OPTIONS),
+        Beauty::Flags(&t::WAIT_OPTIONS),
     ),
-    (&["pipe2"], "flags", Beauty::Flags(t::PIPE_FLAGS)),
-    (&["epoll_ctl"], "op", Beauty::Enum(t::EPOLL_CTL_OP)),
-    (&["arch_prctl"], "option", Beauty::Enum(t::ARCH_PRCTL)),
+    (&["pipe2"], "flags", Beauty::Flags(&t::PIPE_FLAGS)),
+    (&["renameat2"], "flags", Beauty::Flags(&t::RENAME_FLAGS)),
+    (&["epoll_ctl"], "op", Beauty::Enum(&t::EPOLL_CTL_OP)),
+    (&["arch_prctl"], "option", Beauty::Enum(&t::ARCH_PRCTL)),
     (&["arch_prctl"], "arg2", Beauty::Hex),
     (
         &["prlimit64", "getrlimit", "setrlimit"],
         "resource",
-        Beauty::Enum(t::RLIMIT_RESOURCE),
+        Beauty::Enum(&t::RLIMIT_RESOURCE),
     ),
     (
         &["clock_nanosleep"],
         "flags",
-        Beauty::Flags(t::CLOCK_NANOSLEEP_FLAGS),
+        Beauty::Flags(&t::CLOCK_NANOSLEEP_FLAGS),
     ),
     (&["execve", "execveat"], "argv", Beauty::Argv),
     (
@@ -237,10 +242,10 @@ pub fn beauty_for(syscall: &str, arg: &ArgSpec) -> Beauty {
     if CLOCK_NAMES.contains(&name) && syscall.starts_with("clock_")
         || syscall.starts_with("timer_create") && name == "which_clock"
     {
-        return Beauty::Enum(t::CLOCK_ID);
+        return Beauty::Enum(&t::CLOCK_ID);
     }
     if ty == "umode_t" {
-        return Beauty::Flags(t::MODE);
+        return Beauty::Flags(&t::MODE);
     }
     Beauty::Raw(arg.kind)
 }
@@ -325,7 +330,7 @@ mod tests {
         );
         assert_eq!(
             beauty_for("clock_nanosleep", &spec("which_clock", "clockid_t")),
-            Beauty::Enum(t::CLOCK_ID)
+            Beauty::Enum(&t::CLOCK_ID)
         );
         assert_eq!(
             beauty_for(
@@ -343,7 +348,7 @@ mod tests {
         );
         assert_eq!(
             beauty_for("fchmod", &spec("mode", "umode_t")),
-            Beauty::Flags(t::MODE)
+            Beauty::Flags(&t::MODE)
         );
         assert_eq!(
             beauty_for("read", &spec("count", "size_t")),

@@ -1,11 +1,17 @@
 //! Value tables for the beautifiers, in perf trace's spelling (no `O_`, `PROT_`… prefix)
 //! and perf's order. Values come from the libc crate where it has them.
 
-/// (mask, name): a flag is shown when all of its mask's bits are set, and those bits
-/// are then consumed; what is left is shown in hex.
-pub type Flags = &'static [(u64, &'static str)];
-/// (value, name) for values that are one of a set.
-pub type Names = &'static [(u64, &'static str)];
+/// A value table and the prefix perf prints with `show_prefix` (`O_`, `PROT_`…).
+/// As flags, an entry is shown when all of its mask's bits are set, and those bits are
+/// then consumed (what is left is shown in hex); as names, the entry equal to the value.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Table {
+    pub prefix: &'static str,
+    pub entries: &'static [(u64, &'static str)],
+}
+
+pub type Flags = &'static Table;
+pub type Names = &'static Table;
 
 macro_rules! c {
     ($e:expr) => {
@@ -14,430 +20,525 @@ macro_rules! c {
 }
 
 /// Open flags after the access mode (RDONLY is printed when the access mode is 0).
-pub const OPEN_FLAGS: Flags = &[
-    (c!(libc::O_RDWR), "RDWR"),
-    (c!(libc::O_APPEND), "APPEND"),
-    (c!(libc::O_ASYNC), "ASYNC"),
-    (c!(libc::O_CLOEXEC), "CLOEXEC"),
-    (c!(libc::O_CREAT), "CREAT"),
-    (c!(libc::O_DIRECT), "DIRECT"),
-    (c!(libc::O_DIRECTORY), "DIRECTORY"),
-    (c!(libc::O_EXCL), "EXCL"),
-    (c!(libc::O_LARGEFILE), "LARGEFILE"),
-    (c!(libc::O_NOFOLLOW), "NOFOLLOW"),
-    (c!(libc::O_TMPFILE), "TMPFILE"),
-    (c!(libc::O_NOATIME), "NOATIME"),
-    (c!(libc::O_NOCTTY), "NOCTTY"),
-    (c!(libc::O_NONBLOCK), "NONBLOCK"),
-    (c!(libc::O_PATH), "PATH"),
-    (c!(libc::O_SYNC), "SYNC"),
-    (c!(libc::O_DSYNC), "DSYNC"),
-    (c!(libc::O_TRUNC), "TRUNC"),
-    (c!(libc::O_WRONLY), "WRONLY"),
-];
+pub const OPEN_FLAGS: Table = Table {
+    prefix: "O_",
+    entries: &[
+        (c!(libc::O_RDWR), "RDWR"),
+        (c!(libc::O_APPEND), "APPEND"),
+        (c!(libc::O_ASYNC), "ASYNC"),
+        (c!(libc::O_CLOEXEC), "CLOEXEC"),
+        (c!(libc::O_CREAT), "CREAT"),
+        (c!(libc::O_DIRECT), "DIRECT"),
+        (c!(libc::O_DIRECTORY), "DIRECTORY"),
+        (c!(libc::O_EXCL), "EXCL"),
+        (c!(libc::O_LARGEFILE), "LARGEFILE"),
+        (c!(libc::O_NOFOLLOW), "NOFOLLOW"),
+        (c!(libc::O_TMPFILE), "TMPFILE"),
+        (c!(libc::O_NOATIME), "NOATIME"),
+        (c!(libc::O_NOCTTY), "NOCTTY"),
+        (c!(libc::O_NONBLOCK), "NONBLOCK"),
+        (c!(libc::O_PATH), "PATH"),
+        (c!(libc::O_SYNC), "SYNC"),
+        (c!(libc::O_DSYNC), "DSYNC"),
+        (c!(libc::O_TRUNC), "TRUNC"),
+        (c!(libc::O_WRONLY), "WRONLY"),
+    ],
+};
 
 /// perf's mode_t order: the kernel's group names first.
-pub const MODE: Flags = &[
-    (0o7777, "IALLUGO"),
-    (0o777, "IRWXUGO"),
-    (0o444, "IRUGO"),
-    (0o222, "IWUGO"),
-    (0o111, "IXUGO"),
-    (c!(libc::S_IFMT), "IFMT"),
-    (c!(libc::S_IFSOCK), "IFSOCK"),
-    (c!(libc::S_IFLNK), "IFLNK"),
-    (c!(libc::S_IFREG), "IFREG"),
-    (c!(libc::S_IFBLK), "IFBLK"),
-    (c!(libc::S_IFDIR), "IFDIR"),
-    (c!(libc::S_IFCHR), "IFCHR"),
-    (c!(libc::S_IFIFO), "IFIFO"),
-    (c!(libc::S_ISUID), "ISUID"),
-    (c!(libc::S_ISGID), "ISGID"),
-    (c!(libc::S_ISVTX), "ISVTX"),
-    (c!(libc::S_IRWXU), "IRWXU"),
-    (c!(libc::S_IRUSR), "IRUSR"),
-    (c!(libc::S_IWUSR), "IWUSR"),
-    (c!(libc::S_IXUSR), "IXUSR"),
-    (c!(libc::S_IRWXG), "IRWXG"),
-    (c!(libc::S_IRGRP), "IRGRP"),
-    (c!(libc::S_IWGRP), "IWGRP"),
-    (c!(libc::S_IXGRP), "IXGRP"),
-    (c!(libc::S_IRWXO), "IRWXO"),
-    (c!(libc::S_IROTH), "IROTH"),
-    (c!(libc::S_IWOTH), "IWOTH"),
-    (c!(libc::S_IXOTH), "IXOTH"),
-];
+pub const MODE: Table = Table {
+    prefix: "S_",
+    entries: &[
+        (0o7777, "IALLUGO"),
+        (0o777, "IRWXUGO"),
+        (0o444, "IRUGO"),
+        (0o222, "IWUGO"),
+        (0o111, "IXUGO"),
+        (c!(libc::S_IFMT), "IFMT"),
+        (c!(libc::S_IFSOCK), "IFSOCK"),
+        (c!(libc::S_IFLNK), "IFLNK"),
+        (c!(libc::S_IFREG), "IFREG"),
+        (c!(libc::S_IFBLK), "IFBLK"),
+        (c!(libc::S_IFDIR), "IFDIR"),
+        (c!(libc::S_IFCHR), "IFCHR"),
+        (c!(libc::S_IFIFO), "IFIFO"),
+        (c!(libc::S_ISUID), "ISUID"),
+        (c!(libc::S_ISGID), "ISGID"),
+        (c!(libc::S_ISVTX), "ISVTX"),
+        (c!(libc::S_IRWXU), "IRWXU"),
+        (c!(libc::S_IRUSR), "IRUSR"),
+        (c!(libc::S_IWUSR), "IWUSR"),
+        (c!(libc::S_IXUSR), "IXUSR"),
+        (c!(libc::S_IRWXG), "IRWXG"),
+        (c!(libc::S_IRGRP), "IRGRP"),
+        (c!(libc::S_IWGRP), "IWGRP"),
+        (c!(libc::S_IXGRP), "IXGRP"),
+        (c!(libc::S_IRWXO), "IRWXO"),
+        (c!(libc::S_IROTH), "IROTH"),
+        (c!(libc::S_IWOTH), "IWOTH"),
+        (c!(libc::S_IXOTH), "IXOTH"),
+    ],
+};
 
-pub const ACCESS_MODE: Flags = &[
-    (c!(libc::R_OK), "R"),
-    (c!(libc::W_OK), "W"),
-    (c!(libc::X_OK), "X"),
-];
+pub const ACCESS_MODE: Table = Table {
+    prefix: "",
+    entries: &[
+        (c!(libc::R_OK), "R"),
+        (c!(libc::W_OK), "W"),
+        (c!(libc::X_OK), "X"),
+    ],
+};
 
-pub const PROT: Flags = &[
-    (c!(libc::PROT_READ), "READ"),
-    (c!(libc::PROT_WRITE), "WRITE"),
-    (c!(libc::PROT_EXEC), "EXEC"),
-    (0x8, "SEM"),
-    (c!(libc::PROT_GROWSDOWN), "GROWSDOWN"),
-    (c!(libc::PROT_GROWSUP), "GROWSUP"),
-];
+pub const PROT: Table = Table {
+    prefix: "PROT_",
+    entries: &[
+        (c!(libc::PROT_READ), "READ"),
+        (c!(libc::PROT_WRITE), "WRITE"),
+        (c!(libc::PROT_EXEC), "EXEC"),
+        (0x8, "SEM"),
+        (c!(libc::PROT_GROWSDOWN), "GROWSDOWN"),
+        (c!(libc::PROT_GROWSUP), "GROWSUP"),
+    ],
+};
 
-pub const MMAP_FLAGS: Flags = &[
-    (c!(libc::MAP_SHARED_VALIDATE), "SHARED_VALIDATE"),
-    (c!(libc::MAP_SHARED), "SHARED"),
-    (c!(libc::MAP_PRIVATE), "PRIVATE"),
-    (c!(libc::MAP_FIXED), "FIXED"),
-    (c!(libc::MAP_ANONYMOUS), "ANONYMOUS"),
-    (c!(libc::MAP_32BIT), "32BIT"),
-    (c!(libc::MAP_GROWSDOWN), "GROWSDOWN"),
-    (c!(libc::MAP_DENYWRITE), "DENYWRITE"),
-    (c!(libc::MAP_EXECUTABLE), "EXECUTABLE"),
-    (c!(libc::MAP_LOCKED), "LOCKED"),
-    (c!(libc::MAP_NORESERVE), "NORESERVE"),
-    (c!(libc::MAP_POPULATE), "POPULATE"),
-    (c!(libc::MAP_NONBLOCK), "NONBLOCK"),
-    (c!(libc::MAP_STACK), "STACK"),
-    (c!(libc::MAP_HUGETLB), "HUGETLB"),
-    (c!(libc::MAP_SYNC), "SYNC"),
-    (c!(libc::MAP_FIXED_NOREPLACE), "FIXED_NOREPLACE"),
-];
+pub const MMAP_FLAGS: Table = Table {
+    prefix: "MAP_",
+    entries: &[
+        (c!(libc::MAP_SHARED_VALIDATE), "SHARED_VALIDATE"),
+        (c!(libc::MAP_SHARED), "SHARED"),
+        (c!(libc::MAP_PRIVATE), "PRIVATE"),
+        (c!(libc::MAP_FIXED), "FIXED"),
+        (c!(libc::MAP_ANONYMOUS), "ANONYMOUS"),
+        (c!(libc::MAP_32BIT), "32BIT"),
+        (c!(libc::MAP_GROWSDOWN), "GROWSDOWN"),
+        (c!(libc::MAP_DENYWRITE), "DENYWRITE"),
+        (c!(libc::MAP_EXECUTABLE), "EXECUTABLE"),
+        (c!(libc::MAP_LOCKED), "LOCKED"),
+        (c!(libc::MAP_NORESERVE), "NORESERVE"),
+        (c!(libc::MAP_POPULATE), "POPULATE"),
+        (c!(libc::MAP_NONBLOCK), "NONBLOCK"),
+        (c!(libc::MAP_STACK), "STACK"),
+        (c!(libc::MAP_HUGETLB), "HUGETLB"),
+        (c!(libc::MAP_SYNC), "SYNC"),
+        (c!(libc::MAP_FIXED_NOREPLACE), "FIXED_NOREPLACE"),
+    ],
+};
 
-pub const MREMAP_FLAGS: Flags = &[(1, "MAYMOVE"), (2, "FIXED"), (4, "DONTUNMAP")];
+pub const MREMAP_FLAGS: Table = Table {
+    prefix: "MREMAP_",
+    entries: &[(1, "MAYMOVE"), (2, "FIXED"), (4, "DONTUNMAP")],
+};
 
-pub const MADVISE: Names = &[
-    (0, "NORMAL"),
-    (1, "RANDOM"),
-    (2, "SEQUENTIAL"),
-    (3, "WILLNEED"),
-    (4, "DONTNEED"),
-    (8, "FREE"),
-    (9, "REMOVE"),
-    (10, "DONTFORK"),
-    (11, "DOFORK"),
-    (12, "MERGEABLE"),
-    (13, "UNMERGEABLE"),
-    (14, "HUGEPAGE"),
-    (15, "NOHUGEPAGE"),
-    (16, "DONTDUMP"),
-    (17, "DODUMP"),
-    (18, "WIPEONFORK"),
-    (19, "KEEPONFORK"),
-    (20, "COLD"),
-    (21, "PAGEOUT"),
-    (22, "POPULATE_READ"),
-    (23, "POPULATE_WRITE"),
-    (24, "DONTNEED_LOCKED"),
-    (25, "COLLAPSE"),
-    (100, "HWPOISON"),
-    (101, "SOFT_OFFLINE"),
-];
+pub const MADVISE: Table = Table {
+    prefix: "MADV_",
+    entries: &[
+        (0, "NORMAL"),
+        (1, "RANDOM"),
+        (2, "SEQUENTIAL"),
+        (3, "WILLNEED"),
+        (4, "DONTNEED"),
+        (8, "FREE"),
+        (9, "REMOVE"),
+        (10, "DONTFORK"),
+        (11, "DOFORK"),
+        (12, "MERGEABLE"),
+        (13, "UNMERGEABLE"),
+        (14, "HUGEPAGE"),
+        (15, "NOHUGEPAGE"),
+        (16, "DONTDUMP"),
+        (17, "DODUMP"),
+        (18, "WIPEONFORK"),
+        (19, "KEEPONFORK"),
+        (20, "COLD"),
+        (21, "PAGEOUT"),
+        (22, "POPULATE_READ"),
+        (23, "POPULATE_WRITE"),
+        (24, "DONTNEED_LOCKED"),
+        (25, "COLLAPSE"),
+        (100, "HWPOISON"),
+        (101, "SOFT_OFFLINE"),
+    ],
+};
 
-pub const CLONE_FLAGS: Flags = &[
-    (c!(libc::CLONE_VM), "VM"),
-    (c!(libc::CLONE_FS), "FS"),
-    (c!(libc::CLONE_FILES), "FILES"),
-    (c!(libc::CLONE_SIGHAND), "SIGHAND"),
-    (c!(libc::CLONE_PIDFD), "PIDFD"),
-    (c!(libc::CLONE_PTRACE), "PTRACE"),
-    (c!(libc::CLONE_VFORK), "VFORK"),
-    (c!(libc::CLONE_PARENT), "PARENT"),
-    (c!(libc::CLONE_THREAD), "THREAD"),
-    (c!(libc::CLONE_NEWNS), "NEWNS"),
-    (c!(libc::CLONE_SYSVSEM), "SYSVSEM"),
-    (c!(libc::CLONE_SETTLS), "SETTLS"),
-    (c!(libc::CLONE_PARENT_SETTID), "PARENT_SETTID"),
-    (c!(libc::CLONE_CHILD_CLEARTID), "CHILD_CLEARTID"),
-    (c!(libc::CLONE_DETACHED), "DETACHED"),
-    (c!(libc::CLONE_UNTRACED), "UNTRACED"),
-    (c!(libc::CLONE_CHILD_SETTID), "CHILD_SETTID"),
-    (c!(libc::CLONE_NEWCGROUP), "NEWCGROUP"),
-    (c!(libc::CLONE_NEWUTS), "NEWUTS"),
-    (c!(libc::CLONE_NEWIPC), "NEWIPC"),
-    (c!(libc::CLONE_NEWUSER), "NEWUSER"),
-    (c!(libc::CLONE_NEWPID), "NEWPID"),
-    (c!(libc::CLONE_NEWNET), "NEWNET"),
-    (c!(libc::CLONE_IO), "IO"),
-];
+pub const CLONE_FLAGS: Table = Table {
+    prefix: "CLONE_",
+    entries: &[
+        (c!(libc::CLONE_VM), "VM"),
+        (c!(libc::CLONE_FS), "FS"),
+        (c!(libc::CLONE_FILES), "FILES"),
+        (c!(libc::CLONE_SIGHAND), "SIGHAND"),
+        (c!(libc::CLONE_PIDFD), "PIDFD"),
+        (c!(libc::CLONE_PTRACE), "PTRACE"),
+        (c!(libc::CLONE_VFORK), "VFORK"),
+        (c!(libc::CLONE_PARENT), "PARENT"),
+        (c!(libc::CLONE_THREAD), "THREAD"),
+        (c!(libc::CLONE_NEWNS), "NEWNS"),
+        (c!(libc::CLONE_SYSVSEM), "SYSVSEM"),
+        (c!(libc::CLONE_SETTLS), "SETTLS"),
+        (c!(libc::CLONE_PARENT_SETTID), "PARENT_SETTID"),
+        (c!(libc::CLONE_CHILD_CLEARTID), "CHILD_CLEARTID"),
+        (c!(libc::CLONE_DETACHED), "DETACHED"),
+        (c!(libc::CLONE_UNTRACED), "UNTRACED"),
+        (c!(libc::CLONE_CHILD_SETTID), "CHILD_SETTID"),
+        (c!(libc::CLONE_NEWCGROUP), "NEWCGROUP"),
+        (c!(libc::CLONE_NEWUTS), "NEWUTS"),
+        (c!(libc::CLONE_NEWIPC), "NEWIPC"),
+        (c!(libc::CLONE_NEWUSER), "NEWUSER"),
+        (c!(libc::CLONE_NEWPID), "NEWPID"),
+        (c!(libc::CLONE_NEWNET), "NEWNET"),
+        (c!(libc::CLONE_IO), "IO"),
+    ],
+};
 
-pub const SIGNALS: Names = &[
-    (c!(libc::SIGHUP), "HUP"),
-    (c!(libc::SIGINT), "INT"),
-    (c!(libc::SIGQUIT), "QUIT"),
-    (c!(libc::SIGILL), "ILL"),
-    (c!(libc::SIGTRAP), "TRAP"),
-    (c!(libc::SIGABRT), "ABRT"),
-    (c!(libc::SIGBUS), "BUS"),
-    (c!(libc::SIGFPE), "FPE"),
-    (c!(libc::SIGKILL), "KILL"),
-    (c!(libc::SIGUSR1), "USR1"),
-    (c!(libc::SIGSEGV), "SEGV"),
-    (c!(libc::SIGUSR2), "USR2"),
-    (c!(libc::SIGPIPE), "PIPE"),
-    (c!(libc::SIGALRM), "ALRM"),
-    (c!(libc::SIGTERM), "TERM"),
-    (c!(libc::SIGSTKFLT), "STKFLT"),
-    (c!(libc::SIGCHLD), "CHLD"),
-    (c!(libc::SIGCONT), "CONT"),
-    (c!(libc::SIGSTOP), "STOP"),
-    (c!(libc::SIGTSTP), "TSTP"),
-    (c!(libc::SIGTTIN), "TTIN"),
-    (c!(libc::SIGTTOU), "TTOU"),
-    (c!(libc::SIGURG), "URG"),
-    (c!(libc::SIGXCPU), "XCPU"),
-    (c!(libc::SIGXFSZ), "XFSZ"),
-    (c!(libc::SIGVTALRM), "VTALRM"),
-    (c!(libc::SIGPROF), "PROF"),
-    (c!(libc::SIGWINCH), "WINCH"),
-    (c!(libc::SIGIO), "IO"),
-    (c!(libc::SIGPWR), "PWR"),
-    (c!(libc::SIGSYS), "SYS"),
-];
+pub const SIGNALS: Table = Table {
+    prefix: "SIG",
+    entries: &[
+        (c!(libc::SIGHUP), "HUP"),
+        (c!(libc::SIGINT), "INT"),
+        (c!(libc::SIGQUIT), "QUIT"),
+        (c!(libc::SIGILL), "ILL"),
+        (c!(libc::SIGTRAP), "TRAP"),
+        (c!(libc::SIGABRT), "ABRT"),
+        (c!(libc::SIGBUS), "BUS"),
+        (c!(libc::SIGFPE), "FPE"),
+        (c!(libc::SIGKILL), "KILL"),
+        (c!(libc::SIGUSR1), "USR1"),
+        (c!(libc::SIGSEGV), "SEGV"),
+        (c!(libc::SIGUSR2), "USR2"),
+        (c!(libc::SIGPIPE), "PIPE"),
+        (c!(libc::SIGALRM), "ALRM"),
+        (c!(libc::SIGTERM), "TERM"),
+        (c!(libc::SIGSTKFLT), "STKFLT"),
+        (c!(libc::SIGCHLD), "CHLD"),
+        (c!(libc::SIGCONT), "CONT"),
+        (c!(libc::SIGSTOP), "STOP"),
+        (c!(libc::SIGTSTP), "TSTP"),
+        (c!(libc::SIGTTIN), "TTIN"),
+        (c!(libc::SIGTTOU), "TTOU"),
+        (c!(libc::SIGURG), "URG"),
+        (c!(libc::SIGXCPU), "XCPU"),
+        (c!(libc::SIGXFSZ), "XFSZ"),
+        (c!(libc::SIGVTALRM), "VTALRM"),
+        (c!(libc::SIGPROF), "PROF"),
+        (c!(libc::SIGWINCH), "WINCH"),
+        (c!(libc::SIGIO), "IO"),
+        (c!(libc::SIGPWR), "PWR"),
+        (c!(libc::SIGSYS), "SYS"),
+    ],
+};
 
-pub const SIGPROCMASK_HOW: Names = &[
-    (c!(libc::SIG_BLOCK), "BLOCK"),
-    (c!(libc::SIG_UNBLOCK), "UNBLOCK"),
-    (c!(libc::SIG_SETMASK), "SETMASK"),
-];
+pub const SIGPROCMASK_HOW: Table = Table {
+    prefix: "SIG_",
+    entries: &[
+        (c!(libc::SIG_BLOCK), "BLOCK"),
+        (c!(libc::SIG_UNBLOCK), "UNBLOCK"),
+        (c!(libc::SIG_SETMASK), "SETMASK"),
+    ],
+};
 
-pub const SOCKET_FAMILY: Names = &[
-    (c!(libc::AF_UNSPEC), "UNSPEC"),
-    (c!(libc::AF_UNIX), "LOCAL"),
-    (c!(libc::AF_INET), "INET"),
-    (c!(libc::AF_INET6), "INET6"),
-    (c!(libc::AF_NETLINK), "NETLINK"),
-    (c!(libc::AF_PACKET), "PACKET"),
-    (c!(libc::AF_BLUETOOTH), "BLUETOOTH"),
-    (c!(libc::AF_ALG), "ALG"),
-    (c!(libc::AF_VSOCK), "VSOCK"),
-    (c!(libc::AF_XDP), "XDP"),
-];
+pub const SOCKET_FAMILY: Table = Table {
+    prefix: "AF_",
+    entries: &[
+        (c!(libc::AF_UNSPEC), "UNSPEC"),
+        (c!(libc::AF_UNIX), "LOCAL"),
+        (c!(libc::AF_INET), "INET"),
+        (c!(libc::AF_INET6), "INET6"),
+        (c!(libc::AF_NETLINK), "NETLINK"),
+        (c!(libc::AF_PACKET), "PACKET"),
+        (c!(libc::AF_BLUETOOTH), "BLUETOOTH"),
+        (c!(libc::AF_ALG), "ALG"),
+        (c!(libc::AF_VSOCK), "VSOCK"),
+        (c!(libc::AF_XDP), "XDP"),
+    ],
+};
 
 /// Socket type: the low nibble is one of SOCKET_TYPE, the rest SOCKET_TYPE_FLAGS.
-pub const SOCKET_TYPE: Names = &[
-    (c!(libc::SOCK_STREAM), "STREAM"),
-    (c!(libc::SOCK_DGRAM), "DGRAM"),
-    (c!(libc::SOCK_RAW), "RAW"),
-    (c!(libc::SOCK_RDM), "RDM"),
-    (c!(libc::SOCK_SEQPACKET), "SEQPACKET"),
-    (c!(libc::SOCK_DCCP), "DCCP"),
-    (10, "PACKET"),
-];
-pub const SOCKET_TYPE_FLAGS: Flags = &[
-    (c!(libc::SOCK_CLOEXEC), "CLOEXEC"),
-    (c!(libc::SOCK_NONBLOCK), "NONBLOCK"),
-];
+pub const SOCKET_TYPE: Table = Table {
+    prefix: "SOCK_",
+    entries: &[
+        (c!(libc::SOCK_STREAM), "STREAM"),
+        (c!(libc::SOCK_DGRAM), "DGRAM"),
+        (c!(libc::SOCK_RAW), "RAW"),
+        (c!(libc::SOCK_RDM), "RDM"),
+        (c!(libc::SOCK_SEQPACKET), "SEQPACKET"),
+        (c!(libc::SOCK_DCCP), "DCCP"),
+        (10, "PACKET"),
+    ],
+};
+pub const SOCKET_TYPE_FLAGS: Table = Table {
+    prefix: "SOCK_",
+    entries: &[
+        (c!(libc::SOCK_CLOEXEC), "CLOEXEC"),
+        (c!(libc::SOCK_NONBLOCK), "NONBLOCK"),
+    ],
+};
 
-pub const IP_PROTOCOL: Names = &[
-    (c!(libc::IPPROTO_ICMP), "ICMP"),
-    (c!(libc::IPPROTO_TCP), "TCP"),
-    (c!(libc::IPPROTO_UDP), "UDP"),
-    (c!(libc::IPPROTO_ICMPV6), "ICMPV6"),
-    (c!(libc::IPPROTO_RAW), "RAW"),
-];
+pub const IP_PROTOCOL: Table = Table {
+    prefix: "IPPROTO_",
+    entries: &[
+        (c!(libc::IPPROTO_ICMP), "ICMP"),
+        (c!(libc::IPPROTO_TCP), "TCP"),
+        (c!(libc::IPPROTO_UDP), "UDP"),
+        (c!(libc::IPPROTO_ICMPV6), "ICMPV6"),
+        (c!(libc::IPPROTO_RAW), "RAW"),
+    ],
+};
 
-pub const FCNTL_CMD: Names = &[
-    (c!(libc::F_DUPFD), "DUPFD"),
-    (c!(libc::F_GETFD), "GETFD"),
-    (c!(libc::F_SETFD), "SETFD"),
-    (c!(libc::F_GETFL), "GETFL"),
-    (c!(libc::F_SETFL), "SETFL"),
-    (c!(libc::F_GETLK), "GETLK"),
-    (c!(libc::F_SETLK), "SETLK"),
-    (c!(libc::F_SETLKW), "SETLKW"),
-    (c!(libc::F_SETOWN), "SETOWN"),
-    (c!(libc::F_GETOWN), "GETOWN"),
-    (10, "SETSIG"),
-    (11, "GETSIG"),
-    (c!(libc::F_OFD_GETLK), "OFD_GETLK"),
-    (c!(libc::F_OFD_SETLK), "OFD_SETLK"),
-    (c!(libc::F_OFD_SETLKW), "OFD_SETLKW"),
-    (c!(libc::F_SETLEASE), "SETLEASE"),
-    (c!(libc::F_GETLEASE), "GETLEASE"),
-    (c!(libc::F_NOTIFY), "NOTIFY"),
-    (c!(libc::F_DUPFD_CLOEXEC), "DUPFD_CLOEXEC"),
-    (c!(libc::F_SETPIPE_SZ), "SETPIPE_SZ"),
-    (c!(libc::F_GETPIPE_SZ), "GETPIPE_SZ"),
-    (c!(libc::F_ADD_SEALS), "ADD_SEALS"),
-    (c!(libc::F_GET_SEALS), "GET_SEALS"),
-];
+pub const FCNTL_CMD: Table = Table {
+    prefix: "F_",
+    entries: &[
+        (c!(libc::F_DUPFD), "DUPFD"),
+        (c!(libc::F_GETFD), "GETFD"),
+        (c!(libc::F_SETFD), "SETFD"),
+        (c!(libc::F_GETFL), "GETFL"),
+        (c!(libc::F_SETFL), "SETFL"),
+        (c!(libc::F_GETLK), "GETLK"),
+        (c!(libc::F_SETLK), "SETLK"),
+        (c!(libc::F_SETLKW), "SETLKW"),
+        (c!(libc::F_SETOWN), "SETOWN"),
+        (c!(libc::F_GETOWN), "GETOWN"),
+        (10, "SETSIG"),
+        (11, "GETSIG"),
+        (c!(libc::F_OFD_GETLK), "OFD_GETLK"),
+        (c!(libc::F_OFD_SETLK), "OFD_SETLK"),
+        (c!(libc::F_OFD_SETLKW), "OFD_SETLKW"),
+        (c!(libc::F_SETLEASE), "SETLEASE"),
+        (c!(libc::F_GETLEASE), "GETLEASE"),
+        (c!(libc::F_NOTIFY), "NOTIFY"),
+        (c!(libc::F_DUPFD_CLOEXEC), "DUPFD_CLOEXEC"),
+        (c!(libc::F_SETPIPE_SZ), "SETPIPE_SZ"),
+        (c!(libc::F_GETPIPE_SZ), "GETPIPE_SZ"),
+        (c!(libc::F_ADD_SEALS), "ADD_SEALS"),
+        (c!(libc::F_GET_SEALS), "GET_SEALS"),
+    ],
+};
 
-pub const FUTEX_OP: Names = &[
-    (0, "WAIT"),
-    (1, "WAKE"),
-    (2, "FD"),
-    (3, "REQUEUE"),
-    (4, "CMP_REQUEUE"),
-    (5, "WAKE_OP"),
-    (6, "LOCK_PI"),
-    (7, "UNLOCK_PI"),
-    (8, "TRYLOCK_PI"),
-    (9, "WAIT_BITSET"),
-    (10, "WAKE_BITSET"),
-    (11, "WAIT_REQUEUE_PI"),
-    (12, "CMP_REQUEUE_PI"),
-    (13, "LOCK_PI2"),
-];
-pub const FUTEX_OP_FLAGS: Flags = &[(128, "PRIVATE_FLAG"), (256, "CLOCK_REALTIME")];
+pub const FUTEX_OP: Table = Table {
+    prefix: "FUTEX_",
+    entries: &[
+        (0, "WAIT"),
+        (1, "WAKE"),
+        (2, "FD"),
+        (3, "REQUEUE"),
+        (4, "CMP_REQUEUE"),
+        (5, "WAKE_OP"),
+        (6, "LOCK_PI"),
+        (7, "UNLOCK_PI"),
+        (8, "TRYLOCK_PI"),
+        (9, "WAIT_BITSET"),
+        (10, "WAKE_BITSET"),
+        (11, "WAIT_REQUEUE_PI"),
+        (12, "CMP_REQUEUE_PI"),
+        (13, "LOCK_PI2"),
+    ],
+};
+pub const FUTEX_OP_FLAGS: Table = Table {
+    prefix: "FUTEX_",
+    entries: &[(128, "PRIVATE_FLAG"), (256, "CLOCK_REALTIME")],
+};
 
-pub const LSEEK_WHENCE: Names = &[
-    (c!(libc::SEEK_SET), "SET"),
-    (c!(libc::SEEK_CUR), "CUR"),
-    (c!(libc::SEEK_END), "END"),
-    (c!(libc::SEEK_DATA), "DATA"),
-    (c!(libc::SEEK_HOLE), "HOLE"),
-];
+pub const LSEEK_WHENCE: Table = Table {
+    prefix: "SEEK_",
+    entries: &[
+        (c!(libc::SEEK_SET), "SET"),
+        (c!(libc::SEEK_CUR), "CUR"),
+        (c!(libc::SEEK_END), "END"),
+        (c!(libc::SEEK_DATA), "DATA"),
+        (c!(libc::SEEK_HOLE), "HOLE"),
+    ],
+};
 
-pub const PRCTL_OPTION: Names = &[
-    (c!(libc::PR_SET_PDEATHSIG), "SET_PDEATHSIG"),
-    (c!(libc::PR_GET_PDEATHSIG), "GET_PDEATHSIG"),
-    (c!(libc::PR_GET_DUMPABLE), "GET_DUMPABLE"),
-    (c!(libc::PR_SET_DUMPABLE), "SET_DUMPABLE"),
-    (c!(libc::PR_GET_KEEPCAPS), "GET_KEEPCAPS"),
-    (c!(libc::PR_SET_KEEPCAPS), "SET_KEEPCAPS"),
-    (c!(libc::PR_SET_NAME), "SET_NAME"),
-    (c!(libc::PR_GET_NAME), "GET_NAME"),
-    (c!(libc::PR_GET_SECCOMP), "GET_SECCOMP"),
-    (c!(libc::PR_SET_SECCOMP), "SET_SECCOMP"),
-    (c!(libc::PR_CAPBSET_READ), "CAPBSET_READ"),
-    (c!(libc::PR_CAPBSET_DROP), "CAPBSET_DROP"),
-    (c!(libc::PR_GET_TIMERSLACK), "GET_TIMERSLACK"),
-    (c!(libc::PR_SET_TIMERSLACK), "SET_TIMERSLACK"),
-    (c!(libc::PR_SET_MM), "SET_MM"),
-    (c!(libc::PR_SET_CHILD_SUBREAPER), "SET_CHILD_SUBREAPER"),
-    (c!(libc::PR_GET_CHILD_SUBREAPER), "GET_CHILD_SUBREAPER"),
-    (c!(libc::PR_SET_NO_NEW_PRIVS), "SET_NO_NEW_PRIVS"),
-    (c!(libc::PR_GET_NO_NEW_PRIVS), "GET_NO_NEW_PRIVS"),
-    (c!(libc::PR_GET_TID_ADDRESS), "GET_TID_ADDRESS"),
-    (c!(libc::PR_SET_THP_DISABLE), "SET_THP_DISABLE"),
-    (c!(libc::PR_GET_THP_DISABLE), "GET_THP_DISABLE"),
-    (c!(libc::PR_CAP_AMBIENT), "CAP_AMBIENT"),
-    (0x53564d41, "SET_VMA"),
-];
+pub const PRCTL_OPTION: Table = Table {
+    prefix: "PR_",
+    entries: &[
+        (c!(libc::PR_SET_PDEATHSIG), "SET_PDEATHSIG"),
+        (c!(libc::PR_GET_PDEATHSIG), "GET_PDEATHSIG"),
+        (c!(libc::PR_GET_DUMPABLE), "GET_DUMPABLE"),
+        (c!(libc::PR_SET_DUMPABLE), "SET_DUMPABLE"),
+        (c!(libc::PR_GET_KEEPCAPS), "GET_KEEPCAPS"),
+        (c!(libc::PR_SET_KEEPCAPS), "SET_KEEPCAPS"),
+        (c!(libc::PR_SET_NAME), "SET_NAME"),
+        (c!(libc::PR_GET_NAME), "GET_NAME"),
+        (c!(libc::PR_GET_SECCOMP), "GET_SECCOMP"),
+        (c!(libc::PR_SET_SECCOMP), "SET_SECCOMP"),
+        (c!(libc::PR_CAPBSET_READ), "CAPBSET_READ"),
+        (c!(libc::PR_CAPBSET_DROP), "CAPBSET_DROP"),
+        (c!(libc::PR_GET_TIMERSLACK), "GET_TIMERSLACK"),
+        (c!(libc::PR_SET_TIMERSLACK), "SET_TIMERSLACK"),
+        (c!(libc::PR_SET_MM), "SET_MM"),
+        (c!(libc::PR_SET_CHILD_SUBREAPER), "SET_CHILD_SUBREAPER"),
+        (c!(libc::PR_GET_CHILD_SUBREAPER), "GET_CHILD_SUBREAPER"),
+        (c!(libc::PR_SET_NO_NEW_PRIVS), "SET_NO_NEW_PRIVS"),
+        (c!(libc::PR_GET_NO_NEW_PRIVS), "GET_NO_NEW_PRIVS"),
+        (c!(libc::PR_GET_TID_ADDRESS), "GET_TID_ADDRESS"),
+        (c!(libc::PR_SET_THP_DISABLE), "SET_THP_DISABLE"),
+        (c!(libc::PR_GET_THP_DISABLE), "GET_THP_DISABLE"),
+        (c!(libc::PR_CAP_AMBIENT), "CAP_AMBIENT"),
+        (0x53564d41, "SET_VMA"),
+    ],
+};
 
-pub const IOCTL_CMD: Names = &[
-    (0x5401, "TCGETS"),
-    (0x5402, "TCSETS"),
-    (0x5403, "TCSETSW"),
-    (0x5404, "TCSETSF"),
-    (0x540B, "TCFLSH"),
-    (0x540E, "TIOCSCTTY"),
-    (0x540F, "TIOCGPGRP"),
-    (0x5410, "TIOCSPGRP"),
-    (0x5413, "TIOCGWINSZ"),
-    (0x5414, "TIOCSWINSZ"),
-    (0x541B, "FIONREAD"),
-    (0x5421, "FIONBIO"),
-    (0x5450, "FIONCLEX"),
-    (0x5451, "FIOCLEX"),
-    (0x5452, "FIOASYNC"),
-    (0x5429, "TIOCGSID"),
-    (0x80045430, "TIOCGPTN"),
-    (0x40045431, "TIOCSPTLCK"),
-];
+pub const IOCTL_CMD: Table = Table {
+    prefix: "",
+    entries: &[
+        (0x5401, "TCGETS"),
+        (0x5402, "TCSETS"),
+        (0x5403, "TCSETSW"),
+        (0x5404, "TCSETSF"),
+        (0x540B, "TCFLSH"),
+        (0x540E, "TIOCSCTTY"),
+        (0x540F, "TIOCGPGRP"),
+        (0x5410, "TIOCSPGRP"),
+        (0x5413, "TIOCGWINSZ"),
+        (0x5414, "TIOCSWINSZ"),
+        (0x541B, "FIONREAD"),
+        (0x5421, "FIONBIO"),
+        (0x5450, "FIONCLEX"),
+        (0x5451, "FIOCLEX"),
+        (0x5452, "FIOASYNC"),
+        (0x5429, "TIOCGSID"),
+        (0x80045430, "TIOCGPTN"),
+        (0x40045431, "TIOCSPTLCK"),
+    ],
+};
 
-pub const GETRANDOM_FLAGS: Flags = &[(1, "NONBLOCK"), (2, "RANDOM"), (4, "INSECURE")];
+pub const GETRANDOM_FLAGS: Table = Table {
+    prefix: "GRND_",
+    entries: &[(1, "NONBLOCK"), (2, "RANDOM"), (4, "INSECURE")],
+};
 
-pub const STATX_MASK: Flags = &[
-    (0x1, "TYPE"),
-    (0x2, "MODE"),
-    (0x4, "NLINK"),
-    (0x8, "UID"),
-    (0x10, "GID"),
-    (0x20, "ATIME"),
-    (0x40, "MTIME"),
-    (0x80, "CTIME"),
-    (0x100, "INO"),
-    (0x200, "SIZE"),
-    (0x400, "BLOCKS"),
-    (0x800, "BTIME"),
-    (0x1000, "MNT_ID"),
-    (0x2000, "DIOALIGN"),
-    (0x4000, "MNT_ID_UNIQUE"),
-];
+pub const STATX_MASK: Table = Table {
+    prefix: "STATX_",
+    entries: &[
+        (0x1, "TYPE"),
+        (0x2, "MODE"),
+        (0x4, "NLINK"),
+        (0x8, "UID"),
+        (0x10, "GID"),
+        (0x20, "ATIME"),
+        (0x40, "MTIME"),
+        (0x80, "CTIME"),
+        (0x100, "INO"),
+        (0x200, "SIZE"),
+        (0x400, "BLOCKS"),
+        (0x800, "BTIME"),
+        (0x1000, "MNT_ID"),
+        (0x2000, "DIOALIGN"),
+        (0x4000, "MNT_ID_UNIQUE"),
+    ],
+};
 
-pub const AT_FLAGS: Flags = &[
-    (c!(libc::AT_SYMLINK_NOFOLLOW), "SYMLINK_NOFOLLOW"),
-    (c!(libc::AT_REMOVEDIR), "REMOVEDIR"),
-    (c!(libc::AT_SYMLINK_FOLLOW), "SYMLINK_FOLLOW"),
-    (c!(libc::AT_NO_AUTOMOUNT), "NO_AUTOMOUNT"),
-    (c!(libc::AT_EMPTY_PATH), "EMPTY_PATH"),
-    (0x2000, "STATX_FORCE_SYNC"),
-    (0x4000, "STATX_DONT_SYNC"),
-    (0x8000, "RECURSIVE"),
-];
+pub const AT_FLAGS: Table = Table {
+    prefix: "AT_",
+    entries: &[
+        (c!(libc::AT_SYMLINK_NOFOLLOW), "SYMLINK_NOFOLLOW"),
+        (c!(libc::AT_REMOVEDIR), "REMOVEDIR"),
+        (c!(libc::AT_SYMLINK_FOLLOW), "SYMLINK_FOLLOW"),
+        (c!(libc::AT_NO_AUTOMOUNT), "NO_AUTOMOUNT"),
+        (c!(libc::AT_EMPTY_PATH), "EMPTY_PATH"),
+        (0x2000, "STATX_FORCE_SYNC"),
+        (0x4000, "STATX_DONT_SYNC"),
+        (0x8000, "RECURSIVE"),
+    ],
+};
 
-pub const WAIT_OPTIONS: Flags = &[
-    (c!(libc::WNOHANG), "NOHANG"),
-    (c!(libc::WUNTRACED), "UNTRACED"),
-    (c!(libc::WEXITED), "EXITED"),
-    (c!(libc::WCONTINUED), "CONTINUED"),
-    (c!(libc::WNOWAIT), "NOWAIT"),
-    (0x2000_0000, "NOTHREAD"),
-    (0x4000_0000, "ALL"),
-    (0x8000_0000, "CLONE"),
-];
+pub const WAIT_OPTIONS: Table = Table {
+    prefix: "W",
+    entries: &[
+        (c!(libc::WNOHANG), "NOHANG"),
+        (c!(libc::WUNTRACED), "UNTRACED"),
+        (c!(libc::WEXITED), "EXITED"),
+        (c!(libc::WCONTINUED), "CONTINUED"),
+        (c!(libc::WNOWAIT), "NOWAIT"),
+        (0x2000_0000, "NOTHREAD"),
+        (0x4000_0000, "ALL"),
+        (0x8000_0000, "CLONE"),
+    ],
+};
 
-pub const PIPE_FLAGS: Flags = &[
-    (c!(libc::O_CLOEXEC), "CLOEXEC"),
-    (c!(libc::O_NONBLOCK), "NONBLOCK"),
-    (c!(libc::O_DIRECT), "DIRECT"),
-];
+pub const PIPE_FLAGS: Table = Table {
+    prefix: "O_",
+    entries: &[
+        (c!(libc::O_CLOEXEC), "CLOEXEC"),
+        (c!(libc::O_NONBLOCK), "NONBLOCK"),
+        (c!(libc::O_DIRECT), "DIRECT"),
+    ],
+};
 
-pub const EPOLL_CTL_OP: Names = &[
-    (c!(libc::EPOLL_CTL_ADD), "ADD"),
-    (c!(libc::EPOLL_CTL_DEL), "DEL"),
-    (c!(libc::EPOLL_CTL_MOD), "MOD"),
-];
+pub const EPOLL_CTL_OP: Table = Table {
+    prefix: "EPOLL_CTL_",
+    entries: &[
+        (c!(libc::EPOLL_CTL_ADD), "ADD"),
+        (c!(libc::EPOLL_CTL_DEL), "DEL"),
+        (c!(libc::EPOLL_CTL_MOD), "MOD"),
+    ],
+};
 
-pub const ARCH_PRCTL: Names = &[
-    (0x1001, "SET_GS"),
-    (0x1002, "SET_FS"),
-    (0x1003, "GET_FS"),
-    (0x1004, "GET_GS"),
-    (0x1011, "GET_CPUID"),
-    (0x1012, "SET_CPUID"),
-    (0x2001, "MAP_VDSO_X32"),
-    (0x2002, "MAP_VDSO_32"),
-    (0x2003, "MAP_VDSO_64"),
-    (0x3001, "SHSTK_ENABLE"),
-    (0x3002, "SHSTK_DISABLE"),
-    (0x3003, "SHSTK_LOCK"),
-    (0x3004, "SHSTK_UNLOCK"),
-    (0x3005, "SHSTK_STATUS"),
-];
+pub const ARCH_PRCTL: Table = Table {
+    prefix: "ARCH_",
+    entries: &[
+        (0x1001, "SET_GS"),
+        (0x1002, "SET_FS"),
+        (0x1003, "GET_FS"),
+        (0x1004, "GET_GS"),
+        (0x1011, "GET_CPUID"),
+        (0x1012, "SET_CPUID"),
+        (0x2001, "MAP_VDSO_X32"),
+        (0x2002, "MAP_VDSO_32"),
+        (0x2003, "MAP_VDSO_64"),
+        (0x3001, "SHSTK_ENABLE"),
+        (0x3002, "SHSTK_DISABLE"),
+        (0x3003, "SHSTK_LOCK"),
+        (0x3004, "SHSTK_UNLOCK"),
+        (0x3005, "SHSTK_STATUS"),
+    ],
+};
 
-pub const RLIMIT_RESOURCE: Names = &[
-    (0, "CPU"),
-    (1, "FSIZE"),
-    (2, "DATA"),
-    (3, "STACK"),
-    (4, "CORE"),
-    (5, "RSS"),
-    (6, "NPROC"),
-    (7, "NOFILE"),
-    (8, "MEMLOCK"),
-    (9, "AS"),
-    (10, "LOCKS"),
-    (11, "SIGPENDING"),
-    (12, "MSGQUEUE"),
-    (13, "NICE"),
-    (14, "RTPRIO"),
-    (15, "RTTIME"),
-];
+pub const RLIMIT_RESOURCE: Table = Table {
+    prefix: "RLIMIT_",
+    entries: &[
+        (0, "CPU"),
+        (1, "FSIZE"),
+        (2, "DATA"),
+        (3, "STACK"),
+        (4, "CORE"),
+        (5, "RSS"),
+        (6, "NPROC"),
+        (7, "NOFILE"),
+        (8, "MEMLOCK"),
+        (9, "AS"),
+        (10, "LOCKS"),
+        (11, "SIGPENDING"),
+        (12, "MSGQUEUE"),
+        (13, "NICE"),
+        (14, "RTPRIO"),
+        (15, "RTTIME"),
+    ],
+};
 
-pub const CLOCK_ID: Names = &[
-    (0, "REALTIME"),
-    (1, "MONOTONIC"),
-    (2, "PROCESS_CPUTIME_ID"),
-    (3, "THREAD_CPUTIME_ID"),
-    (4, "MONOTONIC_RAW"),
-    (5, "REALTIME_COARSE"),
-    (6, "MONOTONIC_COARSE"),
-    (7, "BOOTTIME"),
-    (8, "REALTIME_ALARM"),
-    (9, "BOOTTIME_ALARM"),
-    (11, "TAI"),
-];
+pub const CLOCK_ID: Table = Table {
+    prefix: "CLOCK_",
+    entries: &[
+        (0, "REALTIME"),
+        (1, "MONOTONIC"),
+        (2, "PROCESS_CPUTIME_ID"),
+        (3, "THREAD_CPUTIME_ID"),
+        (4, "MONOTONIC_RAW"),
+        (5, "REALTIME_COARSE"),
+        (6, "MONOTONIC_COARSE"),
+        (7, "BOOTTIME"),
+        (8, "REALTIME_ALARM"),
+        (9, "BOOTTIME_ALARM"),
+        (11, "TAI"),
+    ],
+};
 
-pub const CLOCK_NANOSLEEP_FLAGS: Flags = &[(1, "TIMER_ABSTIME")];
+pub const CLOCK_NANOSLEEP_FLAGS: Table = Table {
+    prefix: "",
+    entries: &[(1, "TIMER_ABSTIME")],
+};
+
+pub const RENAME_FLAGS: Table = Table {
+    prefix: "RENAME_",
+    entries: &[(1, "NOREPLACE"), (2, "EXCHANGE"), (4, "WHITEOUT")],
+};

@@ -1,0 +1,205 @@
+//! `--json`: one JSON object per syscall (JSON Lines), for scripts. The schema is in
+//! the README; every field is always present (null when unknown).
+
+use std::fmt::Write as _;
+
+use trace_common::SyscallRecord;
+
+use crate::decode::{
+    RetKind, SyscallInfo,
+    beauty::{self, Beauty, Style},
+    errno::{ErrnoTable, MAX_ERRNO},
+    format::ArgKind,
+};
+
+pub struct JsonFormatter {
+    absolute_time: bool,
+    base_ns: Option<u64>,
+    decoded: String,
+}
+
+/// Appends `s` as a JSON string.
+pub fn write_json_str(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+fn raw_as_c(raw: u64, kind: ArgKind) -> i128 {
+    match kind {
+        ArgKind::I32 => i128::from(raw as u32 as i32),
+        ArgKind::U32 => i128::from(raw as u32),
+        ArgKind::I64 => i128::from(raw as i64),
+        ArgKind::Pointer | ArgKind::U64 => i128::from(raw),
+    }
+}
+
+impl JsonFormatter {
+    pub fn new(absolute_time: bool) -> Self {
+        Self {
+            absolute_time,
+            base_ns: None,
+            decoded: String::new(),
+        }
+    }
+
+    pub fn format<'m>(
+        &mut self,
+        out: &mut String,
+        rec: &SyscallRecord,
+        info: &SyscallInfo,
+        mem: &dyn Fn(usize) -> Option<Result<&'m [u8], ()>>,
+    ) {
+        out.push_str("{\"ts\":");
+        if rec.has_entry() && rec.enter_ns != 0 {
+            let ms = if self.absolute_time {
+                rec.enter_ns as f64 / 1e6
+            } else {
+                let base = *self.base_ns.get_or_insert(rec.enter_ns);
+                (rec.enter_ns as i128 - base as i128) as f64 / 1e6
+            };
+            let _ = write!(out, "{ms:.6}");
+        } else {
+            out.push_str("null");
+        }
+        let _ = write!(out, ",\"tid\":{},\"pid\":{},\"comm\":", rec.tid, rec.pid);
+        let end = rec
+            .comm
+            .iter()
+            .position(|&b| b == 0)
+            .unwrap_or(rec.comm.len());
+        write_json_str(out, &String::from_utf8_lossy(&rec.comm[..end]));
+        out.push_str(",\"syscall\":");
+        write_json_str(out, &info.name);
+        out.push_str(",\"args\":{");
+        if rec.has_entry() {
+            let mut first = true;
+            let specs = info.args.as_deref().unwrap_or(&[]);
+            for (i, (spec, &raw)) in specs.iter().zip(rec.args.iter()).enumerate() {
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                write_json_str(out, &spec.name);
+                let _ = write!(out, ":{{\"raw\":{},\"decoded\":", raw_as_c(raw, spec.kind));
+                let b = info
+                    .beauties
+                    .get(i)
+                    .copied()
+                    .unwrap_or(Beauty::Raw(spec.kind));
+                self.decoded.clear();
+                let m = if b.reads_memory() { mem(i) } else { None };
+                beauty::write_arg(&mut self.decoded, b, raw, m, Style::default());
+                write_json_str(out, &self.decoded);
+                out.push('}');
+            }
+        }
+        out.push_str("},\"ret\":");
+        let returned = rec.has_exit() && info.ret != RetKind::NoReturn;
+        if returned {
+            let _ = write!(out, "{}", rec.ret);
+        } else {
+            out.push_str("null");
+        }
+        out.push_str(",\"errno\":");
+        match returned && (-MAX_ERRNO..0).contains(&rec.ret) {
+            true => match ErrnoTable::name((-rec.ret) as i32) {
+                Some(n) => write_json_str(out, n),
+                None => {
+                    let _ = write!(out, "{}", -rec.ret);
+                }
+            },
+            false => out.push_str("null"),
+        }
+        out.push_str(",\"duration\":");
+        if rec.has_entry() && rec.has_exit() {
+            let _ = write!(
+                out,
+                "{:.6}",
+                rec.exit_ns.saturating_sub(rec.enter_ns) as f64 / 1e6
+            );
+        } else {
+            out.push_str("null");
+        }
+        out.push_str("}\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use trace_common::record::{KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT};
+
+    use super::*;
+    use crate::decode::format::ArgSpec;
+
+    #[test]
+    fn one_object_per_call() {
+        let info = SyscallInfo::new(
+            "openat",
+            Some(vec![
+                ArgSpec {
+                    name: "dfd".into(),
+                    kind: ArgKind::I32,
+                    ty: "int".into(),
+                },
+                ArgSpec {
+                    name: "filename".into(),
+                    kind: ArgKind::Pointer,
+                    ty: "const char *".into(),
+                },
+                ArgSpec {
+                    name: "flags".into(),
+                    kind: ArgKind::I32,
+                    ty: "int".into(),
+                },
+                ArgSpec {
+                    name: "mode".into(),
+                    kind: ArgKind::U32,
+                    ty: "umode_t".into(),
+                },
+            ]),
+        );
+        let mut comm = [0u8; 16];
+        comm[..3].copy_from_slice(b"cat");
+        let rec = SyscallRecord {
+            kind: KIND_SYSCALL,
+            flags: REC_HAS_ENTRY | REC_HAS_EXIT,
+            nr: 257,
+            tid: 7,
+            pid: 7,
+            enter_ns: 1_000_000,
+            exit_ns: 1_004_000,
+            args: [(-100i64) as u64, 0x1000, libc::O_CLOEXEC as u64, 0, 0, 0],
+            ret: -2,
+            comm,
+            aug_len: [0; 2],
+            aug_arg: [0xff; 2],
+            _pad: [0; 2],
+        };
+        let mut out = String::new();
+        let mut j = JsonFormatter::new(false);
+        j.format(&mut out, &rec, &info, &|i| {
+            (i == 1).then_some(Ok(&b"/x\"y"[..]))
+        });
+        assert_eq!(
+            out,
+            "{\"ts\":0.000000,\"tid\":7,\"pid\":7,\"comm\":\"cat\",\"syscall\":\"openat\",\"args\":{\
+             \"dfd\":{\"raw\":-100,\"decoded\":\"CWD\"},\
+             \"filename\":{\"raw\":4096,\"decoded\":\"\\\"/x\\\\\\\"y\\\"\"},\
+             \"flags\":{\"raw\":524288,\"decoded\":\"RDONLY|CLOEXEC\"},\
+             \"mode\":{\"raw\":0,\"decoded\":\"0\"}},\
+             \"ret\":-2,\"errno\":\"ENOENT\",\"duration\":0.004000}\n"
+        );
+    }
+}
