@@ -228,6 +228,9 @@ pub fn resolve_with(
         errno: args.errno_summary,
         max_rows: args.max_summary,
     });
+    // perf colours only a terminal: the default stderr, when it is one.
+    let color =
+        args.output.is_none() && !args.json && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut warnings = Vec::new();
     let selection = if args.expr.is_empty() {
         None
@@ -255,6 +258,7 @@ pub fn resolve_with(
             show_zeros: perf.show_zeros.unwrap_or(false),
             show_prefix: perf.show_prefix.unwrap_or(false),
             alignment: perf.args_alignment.unwrap_or(70),
+            color,
         },
         failure_only: args.failure,
         json: args.json,

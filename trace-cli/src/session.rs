@@ -26,7 +26,7 @@ use trace_common::{
 
 use crate::{
     config::{Config, Targets},
-    decode::Catalog,
+    decode::{Catalog, beauty::Beauty, fd_table::FdTable, syscall_table},
     kernel::{
         loader::{self, LoadError, Settings},
         map_ops::PidMapFd,
@@ -35,7 +35,12 @@ use crate::{
         stats_maps,
         tracefs::{Tracefs, TracefsError},
     },
-    output::{self, Sink, json::JsonFormatter, line::LineFormatter, summary::SummaryOptions},
+    output::{
+        self, Sink,
+        json::JsonFormatter,
+        line::{LineFormatter, RED, RESET},
+        summary::SummaryOptions,
+    },
     pids::{
         proc_stat::{Liveness, task_liveness},
         prune::prune,
@@ -186,6 +191,16 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     Ok(ended.exit_code)
 }
 
+/// fd paths are kept only when close is traced, so that a reused fd never shows a
+/// stale path.
+fn close_traced(cfg: &Config) -> bool {
+    match (&cfg.selection, syscall_table::number("close")) {
+        (None, _) => true,
+        (Some(nrs), Some(close)) => nrs.contains(&close),
+        (Some(_), None) => false,
+    }
+}
+
 fn summary_flags(summary: Option<&crate::config::Summary>) -> u32 {
     use trace_common::stats::{SUMMARY_AGGREGATE, SUMMARY_ERRNO, SUMMARY_RECORDS, SUMMARY_TOTAL};
     let Some(s) = summary else {
@@ -329,6 +344,7 @@ fn event_loop(
     let mut printer = Printer {
         catalog,
         entry_reads: std::collections::HashMap::new(),
+        fds: FdTable::new(close_traced(cfg)),
         fmt: LineFormatter::new(cfg.line.clone()),
         json: cfg.json.then(|| JsonFormatter::new(cfg.line.absolute_time)),
         line: String::with_capacity(512),
@@ -364,7 +380,12 @@ fn event_loop(
         let mut done = printer.drain(&mut ring, out);
         let dropped = counter_sum(&counters, COUNTER_DROPPED);
         if dropped > reported_lost {
-            let _ = writeln!(out, "LOST {} events!", dropped - reported_lost);
+            let (on, off) = if cfg.line.color {
+                (RED, RESET)
+            } else {
+                ("", "")
+            };
+            let _ = writeln!(out, "{on}LOST {} events!{off}", dropped - reported_lost);
             reported_lost = dropped;
         }
         let _ = out.flush();
@@ -410,6 +431,7 @@ struct Printer<'c> {
     catalog: Catalog<Tracefs>,
     /// execve's path and argv, read at its entry, per tid, until its record comes.
     entry_reads: std::collections::HashMap<u32, Vec<u8>>,
+    fds: FdTable,
     fmt: LineFormatter,
     json: Option<JsonFormatter>,
     line: String,
@@ -434,6 +456,7 @@ impl Printer<'_> {
             }
             self.line.clear();
             let info = self.catalog.get(rec.nr);
+            self.fds.prepare(&rec, info);
             let early_rec = early.as_deref().and_then(SyscallRecord::from_bytes);
             let mem = |i: usize| {
                 rec.augmented(&item, i).or_else(|| {
@@ -444,10 +467,19 @@ impl Printer<'_> {
                         .augmented(e, i)
                 })
             };
+            let fds = &self.fds;
+            let fd_path = |fd: i32| fds.path(rec.pid, fd);
             match &mut self.json {
                 Some(j) => j.format(&mut self.line, &rec, info, &mem),
-                None => self.fmt.format_with(&mut self.line, &rec, info, &mem),
+                None => self
+                    .fmt
+                    .format_full(&mut self.line, &rec, info, &mem, &fd_path),
             }
+            // An open's path is its first augmented argument.
+            let filename = (0..info.beauties.len())
+                .find(|&i| info.beauties[i] == Beauty::Str)
+                .and_then(|i| mem(i)?.ok());
+            self.fds.update(&rec, info, filename);
             if out.write_all(self.line.as_bytes()).is_err() {
                 return true;
             }

@@ -3,6 +3,7 @@
 
 pub mod beauty;
 pub mod errno;
+pub mod fd_table;
 pub mod format;
 pub mod selection;
 pub mod syscall_table;

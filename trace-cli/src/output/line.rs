@@ -26,7 +26,13 @@ pub struct LineOptions {
     /// `-T`: print the kernel's monotonic time instead of time since the first event.
     pub absolute_time: bool,
     pub alignment: usize,
+    /// Colour as perf does on a terminal (never otherwise).
+    pub color: bool,
 }
+
+pub const RED: &str = "\x1b[31m";
+pub const YELLOW: &str = "\x1b[33m";
+pub const RESET: &str = "\x1b[m";
 
 impl Default for LineOptions {
     fn default() -> Self {
@@ -39,6 +45,7 @@ impl Default for LineOptions {
             show_prefix: false,
             absolute_time: false,
             alignment: 70,
+            color: false,
         }
     }
 }
@@ -66,19 +73,21 @@ impl LineFormatter {
         }
     }
 
-    /// Appends one line (with its newline) for `rec` to `out`. `mem` gives what the
-    /// kernel copied from user memory for argument i, if anything.
+    /// Appends one line (with its newline) for `rec` to `out`.
     #[cfg(test)]
     pub fn format(&mut self, out: &mut String, rec: &SyscallRecord, info: &SyscallInfo) {
-        self.format_with(out, rec, info, &|_| None)
+        self.format_full(out, rec, info, &|_| None, &|_| None)
     }
 
-    pub fn format_with<'m>(
+    /// Appends one line for `rec`. `mem` gives what the kernel copied from user memory
+    /// for argument i, if anything; `fd_path` names what an fd argument refers to.
+    pub fn format_full<'m, 'p>(
         &mut self,
         out: &mut String,
         rec: &SyscallRecord,
         info: &SyscallInfo,
         mem: &dyn Fn(usize) -> Option<Result<&'m [u8], ()>>,
+        fd_path: &dyn Fn(i32) -> Option<&'p str>,
     ) {
         self.comms.insert(rec.tid, rec.comm);
         if self.opts.show_timestamp {
@@ -87,7 +96,21 @@ impl LineFormatter {
         if self.opts.show_duration {
             if rec.has_entry() && rec.has_exit() {
                 let ms = rec.exit_ns.saturating_sub(rec.enter_ns) as f64 / 1e6;
-                let _ = write!(out, "({ms:6.3} ms): ");
+                // perf: red from 1 ms, yellow from 0.01 ms.
+                let color = match ms {
+                    _ if !self.opts.color => None,
+                    m if m >= 1.0 => Some(RED),
+                    m if m >= 0.01 => Some(YELLOW),
+                    _ => None,
+                };
+                match color {
+                    Some(c) => {
+                        let _ = write!(out, "({c}{ms:6.3}{RESET} ms): ");
+                    }
+                    None => {
+                        let _ = write!(out, "({ms:6.3} ms): ");
+                    }
+                }
             } else {
                 out.push_str("(         ): ");
             }
@@ -104,9 +127,13 @@ impl LineFormatter {
         if rec.has_entry() {
             out.push_str(&info.name);
             out.push('(');
-            self.args(out, rec, info, mem);
+            self.args(out, rec, info, mem, fd_path);
         } else {
-            let _ = write!(out, " ... [continued]: {}()", info.name);
+            if self.opts.color {
+                let _ = write!(out, " ... [{YELLOW}continued{RESET}]: {}()", info.name);
+            } else {
+                let _ = write!(out, " ... [continued]: {}()", info.name);
+            }
         }
         out.push(')');
         let unfinished = !rec.has_exit() && info.ret != RetKind::NoReturn;
@@ -114,7 +141,13 @@ impl LineFormatter {
             out.push_str(" ...\n");
             return;
         }
-        let printed = out.len() - start;
+        // Colour codes take no room on the screen.
+        let invisible = if self.opts.color && !rec.has_entry() {
+            YELLOW.len() + RESET.len()
+        } else {
+            0
+        };
+        let printed = out.len() - start - invisible;
         let pad = self.opts.alignment.saturating_sub(printed).max(1);
         out.extend(std::iter::repeat_n(' ', pad));
         out.push_str("= ");
@@ -137,12 +170,13 @@ impl LineFormatter {
         let _ = write!(out, "{ms:10.3} ");
     }
 
-    fn args<'m>(
+    fn args<'m, 'p>(
         &self,
         out: &mut String,
         rec: &SyscallRecord,
         info: &SyscallInfo,
         mem: &dyn Fn(usize) -> Option<Result<&'m [u8], ()>>,
+        fd_path: &dyn Fn(i32) -> Option<&'p str>,
     ) {
         let mut first = true;
         let mut sep = |out: &mut String| {
@@ -176,6 +210,11 @@ impl LineFormatter {
                         compact: !self.opts.show_arg_names,
                     };
                     beauty::write_arg(out, beauty, raw, m, style);
+                    if matches!(beauty, Beauty::Fd | Beauty::Dfd)
+                        && let Some(path) = fd_path(raw as u32 as i32)
+                    {
+                        let _ = write!(out, "<{path}>");
+                    }
                 }
             }
             None => {
@@ -392,6 +431,21 @@ mod tests {
         let poll = info("poll", &[]);
         let r = rec("sh", 6075, 2.0, 3.0, [0; 6], 0);
         assert!(line(&mut f, &r, &poll).ends_with("= 0 (Timeout)\n"));
+    }
+
+    #[test]
+    fn colour_only_when_asked() {
+        let mut f = LineFormatter::new(LineOptions {
+            color: true,
+            ..Default::default()
+        });
+        let slow = rec("sh", 1, 1.0, 3.5, [0; 6], 0);
+        let l = line(&mut f, &slow, &info("wait4", &[]));
+        assert!(l.contains(&format!("({RED} 2.500{RESET} ms)")), "{l:?}");
+        let mid = rec("sh", 1, 1.0, 1.05, [0; 6], 0);
+        assert!(line(&mut f, &mid, &info("read", &[])).contains(YELLOW));
+        let mut plain = LineFormatter::new(LineOptions::default());
+        assert!(!line(&mut plain, &slow, &info("wait4", &[])).contains('\x1b'));
     }
 
     #[test]
