@@ -9,7 +9,7 @@
 
 /// Array map, index: syscall number, value: [`AugPlan`].
 pub const AUG_PLAN: &str = "aug_plan";
-pub const AUG_PLAN_ENTRIES: u32 = 1024;
+pub const AUG_PLAN_ENTRIES: u32 = crate::maps::SYSCALL_INDEXES;
 
 pub const AUG_SLOTS: usize = 2;
 pub const AUG_SLOT_BYTES: usize = 256;

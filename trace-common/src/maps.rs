@@ -15,7 +15,13 @@ pub const EVENTS: &str = "events";
 /// Array of u32 indexed by syscall number: 1 when `-e` selects it (used only when
 /// the `SELECTIVE` global is set).
 pub const SELECTED_SYSCALLS: &str = "selected_syscalls";
-pub const SELECTED_ENTRIES: u32 = 1024;
+pub const SELECTED_ENTRIES: u32 = SYSCALL_INDEXES;
+
+/// Syscalls are identified by an index everywhere (records, maps, plans): the number
+/// itself for the native table, `COMPAT_BASE + number` for a 32-bit task's table (i386
+/// on x86_64, arm on arm64).
+pub const COMPAT_BASE: u32 = 1024;
+pub const SYSCALL_INDEXES: u32 = 2 * COMPAT_BASE;
 /// Per-CPU array of [`COUNTER_SLOTS`] u64 counters, indexed by `COUNTER_*`.
 pub const COUNTERS: &str = "counters";
 

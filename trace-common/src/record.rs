@@ -21,7 +21,7 @@ pub const KIND_ENTRY_READS: u16 = 2;
 pub struct SyscallRecord {
     pub kind: u16,
     pub flags: u16,
-    /// Syscall number in the task's native table.
+    /// Syscall index: the number, plus `maps::COMPAT_BASE` for a 32-bit task.
     pub nr: u32,
     /// Thread id and process id, in rtrace's pid namespace.
     pub tid: u32,

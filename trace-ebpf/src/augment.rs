@@ -63,7 +63,12 @@ pub fn keep_exec_file(kernel_tid: u32, src: *const u8) {
 /// After a successful execve: the path from sched_process_exec and the argv from the
 /// new program's stack, as an entry-reads record (slot 0: path, slot 1: argv).
 #[inline(always)]
-pub fn assemble_exec(rec: &mut SyscallRecord, kernel_tid: u32, sp: u64) -> Option<&'static [u8]> {
+pub fn assemble_exec(
+    rec: &mut SyscallRecord,
+    kernel_tid: u32,
+    sp: u64,
+    compat: bool,
+) -> Option<&'static [u8]> {
     let scratch = SCRATCH.get_ptr_mut(0)?;
     // SAFETY: as in assemble().
     let buf = unsafe { (*scratch).buf.as_mut_ptr() };
@@ -84,7 +89,9 @@ pub fn assemble_exec(rec: &mut SyscallRecord, kernel_tid: u32, sp: u64) -> Optio
     }
     // SAFETY: slot 1 lies inside the buffer.
     let slot1 = unsafe { buf.add(SYSCALL_RECORD_SIZE + AUG_SLOT_BYTES) };
-    let len1 = read_argv(sp + 8, slot1);
+    // The new stack: argc, then the argv array, in the new program's pointer size.
+    let ptr_size = if compat { 4 } else { 8 };
+    let len1 = read_argv(sp + ptr_size, slot1, ptr_size);
     rec.aug_arg = [0, 1];
     rec.aug_len = [len0, len1];
     // SAFETY: the header fits at the start of the buffer.
@@ -145,20 +152,27 @@ fn read_slot(slot: &AugSlot, args: &[u64; 6], dst: *mut u8) -> u16 {
             let rc = unsafe { bpf_probe_read_user(dst.cast(), n as u32, src as *const _) };
             if rc != 0 { AUG_FAILED } else { n as u16 }
         }
-        AUG_ARGV => read_argv(src, dst),
+        AUG_ARGV => read_argv(src, dst, 8),
         _ => AUG_FAILED,
     }
 }
 
-/// argv: up to 8 strings, NUL-separated, within the slot.
+/// argv: up to 8 strings, NUL-separated, within the slot; `ptr_size` is 4 for a 32-bit
+/// task's array.
 #[inline(always)]
-fn read_argv(argv: u64, dst: *mut u8) -> u16 {
+fn read_argv(argv: u64, dst: *mut u8, ptr_size: u64) -> u16 {
     let mut off: u32 = 0;
     for k in 0..8u64 {
         let mut ptr: u64 = 0;
-        // SAFETY: reading one user pointer into a local.
+        let size = if ptr_size == 4 { 4 } else { 8 };
+        // SAFETY: reading one user pointer into a local (little-endian: a 4-byte
+        // pointer fills the low half).
         let rc = unsafe {
-            bpf_probe_read_user((&mut ptr as *mut u64).cast(), 8, (argv + 8 * k) as *const _)
+            bpf_probe_read_user(
+                (&mut ptr as *mut u64).cast(),
+                size,
+                (argv + u64::from(size) * k) as *const _,
+            )
         };
         if rc != 0 {
             return if k == 0 { AUG_FAILED } else { off as u16 };

@@ -15,6 +15,61 @@ pub fn syscall_args(regs: *const u8) -> Option<[u64; 6]> {
     Some([r[7], r[6], r[5], r[0], r[2], r[1]])
 }
 
+/// A 32-bit task (i386 on x86_64): its code segment is the 32-bit user one.
+#[cfg(bpf_target_arch = "x86_64")]
+#[inline(always)]
+pub fn is_compat(regs: *const u8) -> bool {
+    const USER32_CS: u64 = 0x23;
+    // SAFETY: as above; `cs` is at offset 136.
+    unsafe { bpf_probe_read_kernel(regs.add(136).cast::<u64>()) }.is_ok_and(|cs| cs == USER32_CS)
+}
+
+/// i386 passes its arguments in bx cx dx si di bp: one read of bp..di (offset 32).
+#[cfg(bpf_target_arch = "x86_64")]
+#[inline(always)]
+pub fn compat_syscall_args(regs: *const u8) -> Option<[u64; 6]> {
+    // SAFETY: as above.
+    let r: [u64; 11] = unsafe { bpf_probe_read_kernel(regs.add(32).cast::<[u64; 11]>()) }.ok()?;
+    // r = [bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di]
+    let low = |v: u64| v & 0xffff_ffff;
+    Some([
+        low(r[1]),
+        low(r[7]),
+        low(r[8]),
+        low(r[9]),
+        low(r[10]),
+        low(r[0]),
+    ])
+}
+
+/// An AArch32 task: the mode bit of pstate (after regs[31], sp and pc).
+#[cfg(bpf_target_arch = "aarch64")]
+#[inline(always)]
+pub fn is_compat(regs: *const u8) -> bool {
+    const PSR_MODE32_BIT: u64 = 0x10;
+    // SAFETY: as above.
+    unsafe { bpf_probe_read_kernel(regs.add(264).cast::<u64>()) }
+        .is_ok_and(|p| p & PSR_MODE32_BIT != 0)
+}
+
+#[cfg(bpf_target_arch = "aarch64")]
+#[inline(always)]
+pub fn compat_syscall_args(regs: *const u8) -> Option<[u64; 6]> {
+    syscall_args(regs)
+}
+
+#[cfg(not(any(bpf_target_arch = "x86_64", bpf_target_arch = "aarch64")))]
+#[inline(always)]
+pub fn is_compat(_regs: *const u8) -> bool {
+    false
+}
+
+#[cfg(not(any(bpf_target_arch = "x86_64", bpf_target_arch = "aarch64")))]
+#[inline(always)]
+pub fn compat_syscall_args(_regs: *const u8) -> Option<[u64; 6]> {
+    None
+}
+
 /// arm64 `struct pt_regs` starts with `u64 regs[31]`; arguments are x0..x5 (x0 is still
 /// the first argument at sys_enter; it is overwritten only by the return value).
 #[cfg(bpf_target_arch = "aarch64")]

@@ -14,7 +14,7 @@ use aya_ebpf::{
 };
 use trace_common::{
     augment::{AUG_AT_ENTRY, AUG_AT_EXIT, AUG_NO_ARG, AugPlan},
-    maps::{COUNTER_DROPPED, COUNTER_LOST_TASKS, TRACE_ARM_ON_EXEC},
+    maps::{COMPAT_BASE, COUNTER_DROPPED, COUNTER_LOST_TASKS, TRACE_ARM_ON_EXEC},
     record::{
         InflightCall, KIND_ENTRY_READS, KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT, SyscallRecord,
     },
@@ -26,7 +26,7 @@ use crate::{
         EVENTS, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, WAKEUP_BYTES, bump, handoff_gauge,
         handoff_gauge_add, selected,
     },
-    regs::{syscall_args, syscall_nr, user_sp},
+    regs::{compat_syscall_args, is_compat, syscall_args, syscall_nr, user_sp},
     summary,
     task::{Ids, current_ids, target_flags},
 };
@@ -51,9 +51,60 @@ static NR_FORK: Global<u32> = Global::new(u32::MAX);
 #[unsafe(no_mangle)]
 static NR_VFORK: Global<u32> = Global::new(u32::MAX);
 
+/// The same calls in the 32-bit table, as syscall indexes (`COMPAT_BASE + number`).
+#[unsafe(no_mangle)]
+static NR32_EXECVE: Global<u32> = Global::new(u32::MAX);
+#[unsafe(no_mangle)]
+static NR32_EXECVEAT: Global<u32> = Global::new(u32::MAX);
+#[unsafe(no_mangle)]
+static NR32_EXIT: Global<u32> = Global::new(u32::MAX);
+#[unsafe(no_mangle)]
+static NR32_EXIT_GROUP: Global<u32> = Global::new(u32::MAX);
+#[unsafe(no_mangle)]
+static NR32_CLONE: Global<u32> = Global::new(u32::MAX);
+#[unsafe(no_mangle)]
+static NR32_CLONE3: Global<u32> = Global::new(u32::MAX);
+#[unsafe(no_mangle)]
+static NR32_FORK: Global<u32> = Global::new(u32::MAX);
+#[unsafe(no_mangle)]
+static NR32_VFORK: Global<u32> = Global::new(u32::MAX);
+
 #[inline(always)]
 fn is_fork_family(nr: u32) -> bool {
-    nr == NR_CLONE.load() || nr == NR_CLONE3.load() || nr == NR_FORK.load() || nr == NR_VFORK.load()
+    nr == NR_CLONE.load()
+        || nr == NR_CLONE3.load()
+        || nr == NR_FORK.load()
+        || nr == NR_VFORK.load()
+        || nr == NR32_CLONE.load()
+        || nr == NR32_CLONE3.load()
+        || nr == NR32_FORK.load()
+        || nr == NR32_VFORK.load()
+}
+
+#[inline(always)]
+fn is_exec(nr: u32) -> bool {
+    nr == NR_EXECVE.load()
+        || nr == NR_EXECVEAT.load()
+        || nr == NR32_EXECVE.load()
+        || nr == NR32_EXECVEAT.load()
+}
+
+#[inline(always)]
+fn is_exit(nr: u32) -> bool {
+    nr == NR_EXIT.load()
+        || nr == NR_EXIT_GROUP.load()
+        || nr == NR32_EXIT.load()
+        || nr == NR32_EXIT_GROUP.load()
+}
+
+/// The syscall index of a number seen in `regs`' task (see `maps::COMPAT_BASE`).
+#[inline(always)]
+fn syscall_index(nr: u32, compat: bool) -> u32 {
+    if compat && nr < COMPAT_BASE {
+        COMPAT_BASE + nr
+    } else {
+        nr
+    }
 }
 
 #[inline(always)]
@@ -77,8 +128,10 @@ pub fn sys_exit(ctx: RawTracePointContext) -> i32 {
 #[inline(always)]
 fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
     // TP_PROTO(struct pt_regs *regs, long id)
-    let nr = ctx.arg::<u64>(1) as u32;
-    let is_exec = nr == NR_EXECVE.load() || nr == NR_EXECVEAT.load();
+    let regs = ctx.arg::<*const u8>(0);
+    let compat = is_compat(regs);
+    let nr = syscall_index(ctx.arg::<u64>(1) as u32, compat);
+    let is_exec = is_exec(nr);
     // Unselected calls stop here, before any lookup; execve goes on, as it is what
     // starts a held workload's trace.
     if !is_exec && !selected(nr) {
@@ -96,9 +149,13 @@ fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
     if is_exec && !selected(nr) {
         return None;
     }
-    let args = syscall_args(ctx.arg::<*const u8>(0))?;
+    let args = if compat {
+        compat_syscall_args(regs)?
+    } else {
+        syscall_args(regs)?
+    };
     let now = now_ns();
-    if nr == NR_EXIT.load() || nr == NR_EXIT_GROUP.load() {
+    if is_exit(nr) {
         summary::account(&ids, nr, 0, 0, true, false);
         emit(REC_HAS_ENTRY, nr, &ids, now, 0, &args, 0);
         return Some(());
@@ -143,7 +200,7 @@ fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
             true,
             true,
         );
-        let exec = call.nr == NR_EXECVE.load() || call.nr == NR_EXECVEAT.load();
+        let exec = is_exec(call.nr);
         if exec && ret == 0 && summary::wants_records() {
             emit_exec_reads(ctx, &ids, call.nr, now, kernel_tid);
         }
@@ -169,7 +226,8 @@ fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
     }
     // An exit without its entry: a call that was in progress when tracing began, or a
     // new child's return from clone/fork.
-    let nr = syscall_nr(ctx.arg::<*const u8>(0))?;
+    let regs = ctx.arg::<*const u8>(0);
+    let nr = syscall_index(syscall_nr(regs)?, is_compat(regs));
     if !selected(nr) {
         return None;
     }
@@ -288,12 +346,13 @@ fn emit_entry_reads(plan: &AugPlan, nr: u32, ids: &Ids, now: u64, args: &[u64; 6
 /// After a successful execve: its path and argv as the new program received them.
 #[inline(always)]
 fn emit_exec_reads(ctx: &RawTracePointContext, ids: &Ids, nr: u32, now: u64, kernel_tid: u32) {
-    let Some(sp) = user_sp(ctx.arg::<*const u8>(0)) else {
+    let regs = ctx.arg::<*const u8>(0);
+    let Some(sp) = user_sp(regs) else {
         return;
     };
     let mut rec = record(REC_HAS_ENTRY, nr, ids, now, 0, &[0; 6], 0);
     rec.kind = KIND_ENTRY_READS;
-    if let Some(bytes) = augment::assemble_exec(&mut rec, kernel_tid, sp) {
+    if let Some(bytes) = augment::assemble_exec(&mut rec, kernel_tid, sp, is_compat(regs)) {
         output(bytes);
     }
 }

@@ -48,6 +48,7 @@ pub fn test(lint: bool) -> Result<()> {
                 .args(["--all-targets", "--", "-D", "warnings"]),
         )?;
     }
+    ensure_gcc_m32()?;
     run_step(
         "build rtrace",
         cargo().args(["build", "--package", "trace-cli"]),
@@ -70,4 +71,46 @@ pub fn test(lint: bool) -> Result<()> {
             .args(["test", "-p", "rtrace-tests", "--", "--test-threads=1"])
             .env("RTRACE_BIN", root.join("target/debug/rtrace")),
     )
+}
+
+/// The 32-bit decoding test builds an i386 program: gcc -m32 needs Debian's
+/// gcc-multilib, installed here when missing.
+fn ensure_gcc_m32() -> Result<()> {
+    let dir = std::env::temp_dir().join(format!("xtask-m32-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let src = dir.join("t.c");
+    std::fs::write(&src, "int main(void) { return 0; }\n")?;
+    let works = || {
+        Command::new("gcc")
+            .args(["-m32", "-o"])
+            .arg(dir.join("t"))
+            .arg(&src)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    if !works() {
+        eprintln!("xtask: installing gcc-multilib (for the 32-bit test)");
+        let install = || {
+            Command::new("apt-get")
+                .args(["install", "-y", "-qq", "gcc-multilib"])
+                .env("DEBIAN_FRONTEND", "noninteractive")
+                .status()
+                .is_ok_and(|s| s.success())
+        };
+        if !install() {
+            run_step(
+                "apt-get update",
+                Command::new("apt-get").args(["update", "-qq"]),
+            )?;
+            run_step(
+                "install gcc-multilib",
+                Command::new("apt-get")
+                    .args(["install", "-y", "-qq", "gcc-multilib"])
+                    .env("DEBIAN_FRONTEND", "noninteractive"),
+            )?;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
 }

@@ -284,3 +284,71 @@ fn perfs_open_filename_check() {
     assert!(found, "{want}{r}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_32_bit_program_is_decoded_with_its_own_table() {
+    if !bpf_ready("a_32_bit_program_is_decoded_with_its_own_table") {
+        return;
+    }
+    let dir = scratch_dir("m32");
+    let src = dir.join("m32.c");
+    std::fs::write(
+        &src,
+        r#"#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(void) {
+    for (int i = 0; i < 3; i++) syscall(SYS_getppid);
+    int fd = open("/etc/hostname", O_RDONLY);
+    char b[8];
+    read(fd, b, sizeof b);
+    close(fd);
+    return 3;
+}
+"#,
+    )
+    .unwrap();
+    let bin = dir.join("m32");
+    let cc = run(
+        Command::new("gcc").args(["-m32", "-o"]).arg(&bin).arg(&src),
+        LIMIT,
+    );
+    if cc.code() != Some(0) {
+        // `cargo xtask test` installs gcc-multilib; a plain `cargo test` may lack it.
+        assert!(
+            std::env::var("RTRACE_REQUIRE_BPF").is_err(),
+            "gcc -m32 is needed for this test (cargo xtask test installs it){cc}"
+        );
+        eprintln!("SKIPPED a_32_bit_program_is_decoded_with_its_own_table: no gcc -m32");
+        return;
+    }
+    let r = run(rtrace().arg("--").arg(&bin), LIMIT);
+    assert_eq!(r.code(), Some(3), "{r}");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    // i386 numbers: getppid 64, openat 295, exit_group 252 (x86_64: 110, 257, 231).
+    assert_eq!(
+        lines.iter().filter(|l| l.name == "getppid").count(),
+        3,
+        "{r}"
+    );
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.name == "openat" && l.args.contains("filename: \"/etc/hostname\"")),
+        "{r}"
+    );
+    let last = lines.last().unwrap();
+    assert_eq!(
+        (last.name, last.args),
+        ("exit_group", "error_code: 3"),
+        "{r}"
+    );
+    let s = run(rtrace().args(["-s", "--"]).arg(&bin), LIMIT);
+    assert!(
+        s.stderr
+            .lines()
+            .any(|l| l.trim_start().starts_with("getppid ") && l.contains(" 3 ")),
+        "{s}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

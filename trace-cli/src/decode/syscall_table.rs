@@ -2,21 +2,36 @@
 //! tables, generated from the kernel's own). Also the tracefs event name, which differs
 //! from the table's name for a few calls (perf keeps the same aliases).
 
+use trace_common::maps::{COMPAT_BASE, SYSCALL_INDEXES};
+
 #[cfg(target_arch = "x86_64")]
-use syscalls::x86_64::Sysno;
+use syscalls::{x86::Sysno as CompatSysno, x86_64::Sysno};
 
 #[cfg(target_arch = "aarch64")]
-use syscalls::aarch64::Sysno;
+use syscalls::{aarch64::Sysno, arm::Sysno as CompatSysno};
 
-/// Numbers below this are looked up in the table (the native tables end well before).
-pub const MAX_NR: u32 = 1024;
+/// Syscall indexes run below this: the native table, then the 32-bit one from
+/// `COMPAT_BASE` (see `trace_common::maps`).
+pub const MAX_NR: u32 = SYSCALL_INDEXES;
 
-pub fn name(nr: u32) -> Option<&'static str> {
-    Sysno::new(nr as usize).map(|s| s.name())
+/// The name of a syscall index (native or 32-bit).
+pub fn name(idx: u32) -> Option<&'static str> {
+    if idx >= COMPAT_BASE {
+        return CompatSysno::new((idx - COMPAT_BASE) as usize).map(|s| s.name());
+    }
+    Sysno::new(idx as usize).map(|s| s.name())
 }
 
+/// The native index of a syscall name.
 pub fn number(name: &str) -> Option<u32> {
     name.parse::<Sysno>().ok().map(|s| s.id() as u32)
+}
+
+/// The 32-bit table's index of a syscall name.
+pub fn compat_number(name: &str) -> Option<u32> {
+    name.parse::<CompatSysno>()
+        .ok()
+        .map(|s| COMPAT_BASE + s.id() as u32)
 }
 
 /// Table name -> the name under `events/syscalls/sys_enter_<name>` when they differ.
@@ -28,6 +43,11 @@ const EVENT_ALIASES: &[(&str, &str)] = &[
     ("umount2", "umount"),
     ("sendfile", "sendfile64"),
     ("_sysctl", "sysctl"),
+    // 32-bit tables' names
+    ("ugetrlimit", "getrlimit"),
+    ("_llseek", "llseek"),
+    ("mmap2", "mmap_pgoff"),
+    ("_newselect", "select"),
 ];
 
 /// The table name for a tracefs event name (`newstat` -> `stat`), if they differ.
@@ -57,6 +77,9 @@ mod tests {
         assert_eq!(name(231), Some("exit_group"));
         assert_eq!(number("execve"), Some(59));
         assert_eq!(name(100_000), None);
+        // i386: exit_group is 252, openat 295
+        assert_eq!(name(1024 + 252), Some("exit_group"));
+        assert_eq!(compat_number("openat"), Some(1024 + 295));
     }
 
     #[test]

@@ -72,7 +72,22 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
     let (execve, execveat, exit, exit_group) =
         (nr("execve"), nr("execveat"), nr("exit"), nr("exit_group"));
     let (clone, clone3, fork, vfork) = (nr("clone"), nr("clone3"), nr("fork"), nr("vfork"));
-    let mut bpf = EbpfLoader::new()
+    let nr32 = |name| syscall_table::compat_number(name).unwrap_or(u32::MAX);
+    let compat = [
+        ("NR32_EXECVE", nr32("execve")),
+        ("NR32_EXECVEAT", nr32("execveat")),
+        ("NR32_EXIT", nr32("exit")),
+        ("NR32_EXIT_GROUP", nr32("exit_group")),
+        ("NR32_CLONE", nr32("clone")),
+        ("NR32_CLONE3", nr32("clone3")),
+        ("NR32_FORK", nr32("fork")),
+        ("NR32_VFORK", nr32("vfork")),
+    ];
+    let mut loader = EbpfLoader::new();
+    for (name, value) in &compat {
+        loader.override_global(name, value, true);
+    }
+    let mut bpf = loader
         .override_global(globals::TRACE_ALL, &trace_all, true)
         .override_global(globals::FILTER_UID, &filter_uid, true)
         .override_global(globals::INHERIT, &inherit, true)
