@@ -18,10 +18,11 @@ use thiserror::Error;
 use trace_common::{
     SyscallRecord,
     maps::{
-        COUNTER_DROPPED, COUNTER_LOST_TASKS, COUNTER_STATS_LOST, COUNTERS, EVENTS, PID_MAP_ENTRIES,
-        PIDS_FILTERED, PIDS_TO_TRACE, TRACE_ARM_ON_EXEC, TRACE_ON,
+        BLOCKING_SYSCALLS, COUNTER_DROPPED, COUNTER_LOST_TASKS, COUNTER_STATS_LOST, COUNTERS,
+        EVENTS, PID_MAP_ENTRIES, PIDS_FILTERED, PIDS_TO_TRACE, SELECTED_SYSCALLS,
+        TRACE_ARM_ON_EXEC, TRACE_ON,
     },
-    record::KIND_ENTRY_READS,
+    record::{KIND_ENTRY_READS, REC_PENDING},
 };
 
 use crate::{
@@ -131,7 +132,15 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     let mut workload = argv.map(|a| Workload::spawn_held(a)).transpose()?;
     write_pid_maps(&bpf, &cfg, workload.as_ref(), key_by_tid)?;
     if let Some(nrs) = &cfg.selection {
-        loader::write_selection(&mut bpf, nrs)?;
+        loader::write_index_set(&mut bpf, SELECTED_SYSCALLS, nrs)?;
+    }
+    if shows_unfinished(&cfg) {
+        let blocking: Vec<u32> = BLOCKING
+            .iter()
+            .flat_map(|n| [syscall_table::number(n), syscall_table::compat_number(n)])
+            .flatten()
+            .collect();
+        loader::write_index_set(&mut bpf, BLOCKING_SYSCALLS, &blocking)?;
     }
     let mut catalog = Catalog::new(tracefs);
     if settings.summary_flags & trace_common::stats::SUMMARY_RECORDS != 0 {
@@ -189,6 +198,48 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         );
     }
     Ok(ended.exit_code)
+}
+
+/// Calls that may block for long: their entry is shown as unfinished (`wait4(...) ...`)
+/// when other lines come before they return, as perf shows them.
+const BLOCKING: &[&str] = &[
+    "wait4",
+    "waitid",
+    "waitpid",
+    "poll",
+    "ppoll",
+    "select",
+    "_newselect",
+    "pselect6",
+    "epoll_wait",
+    "epoll_pwait",
+    "epoll_pwait2",
+    "futex",
+    "futex_waitv",
+    "nanosleep",
+    "clock_nanosleep",
+    "pause",
+    "rt_sigsuspend",
+    "rt_sigtimedwait",
+    "accept",
+    "accept4",
+    "connect",
+    "msgrcv",
+    "semop",
+    "semtimedop",
+    "flock",
+    "mq_timedreceive",
+    "io_getevents",
+    "io_uring_enter",
+    "sigsuspend",
+];
+
+/// Unfinished entries belong to perf's text output without filters.
+fn shows_unfinished(cfg: &Config) -> bool {
+    !cfg.json
+        && !cfg.failure_only
+        && cfg.min_duration_ns.is_none()
+        && cfg.summary.as_ref().is_none_or(|s| !s.only)
 }
 
 /// fd paths are kept only when close is traced, so that a reused fd never shows a
@@ -345,6 +396,7 @@ fn event_loop(
         catalog,
         entry_reads: std::collections::HashMap::new(),
         fds: FdTable::new(close_traced(cfg)),
+        pending: std::collections::HashMap::new(),
         fmt: LineFormatter::new(cfg.line.clone()),
         json: cfg.json.then(|| JsonFormatter::new(cfg.line.absolute_time)),
         line: String::with_capacity(512),
@@ -413,6 +465,8 @@ fn event_loop(
         }
     }
     printer.drain(&mut ring, out);
+    // What is still blocked when tracing ends is shown as unfinished.
+    printer.flush_pending(None, out);
     let _ = out.flush();
 
     let exit_code = match (exit_code, signals::stop_requested()) {
@@ -432,6 +486,8 @@ struct Printer<'c> {
     /// execve's path and argv, read at its entry, per tid, until its record comes.
     entry_reads: std::collections::HashMap<u32, Vec<u8>>,
     fds: FdTable,
+    /// Entries of blocking calls not yet returned, per tid, and whether shown.
+    pending: std::collections::HashMap<u32, (SyscallRecord, bool)>,
     fmt: LineFormatter,
     json: Option<JsonFormatter>,
     line: String,
@@ -450,10 +506,23 @@ impl Printer<'_> {
                 self.entry_reads.insert(rec.tid, item.to_vec());
                 continue;
             }
+            if rec.flags & REC_PENDING != 0 {
+                self.pending.insert(rec.tid, (rec, false));
+                continue;
+            }
             let early = self.entry_reads.remove(&rec.tid);
             if !self.wanted(&rec) {
                 continue;
             }
+            // Another thread's call that has not returned yet is shown as unfinished
+            // first; this thread's own pending entry becomes a `[continued]` line.
+            if self.flush_pending(Some(rec.tid), out) {
+                return true;
+            }
+            let continued = self
+                .pending
+                .remove(&rec.tid)
+                .is_some_and(|(p, shown)| shown && p.nr == rec.nr);
             self.line.clear();
             let info = self.catalog.get(rec.nr);
             self.fds.prepare(&rec, info);
@@ -473,7 +542,7 @@ impl Printer<'_> {
                 Some(j) => j.format(&mut self.line, &rec, info, &mem),
                 None => self
                     .fmt
-                    .format_full(&mut self.line, &rec, info, &mem, &fd_path),
+                    .format_full(&mut self.line, &rec, info, &mem, &fd_path, continued),
             }
             // An open's path is its first augmented argument.
             let filename = (0..info.beauties.len())
@@ -485,6 +554,39 @@ impl Printer<'_> {
             }
             self.printed += 1;
             if self.cfg.max_events.is_some_and(|max| self.printed >= max) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Prints the pending entries (calls still blocked) of threads other than
+    /// `except` as `name(args) ...`, once each; true when output failed.
+    fn flush_pending(&mut self, except: Option<u32>, out: &mut Sink) -> bool {
+        if self.pending.values().all(|(_, shown)| *shown) {
+            return false;
+        }
+        let mut tids: Vec<u32> = self
+            .pending
+            .iter()
+            .filter(|(tid, (_, shown))| !shown && Some(**tid) != except)
+            .map(|(tid, _)| *tid)
+            .collect();
+        tids.sort_unstable_by_key(|t| self.pending[t].0.enter_ns);
+        for tid in tids {
+            let Some((rec, shown)) = self.pending.get_mut(&tid) else {
+                continue;
+            };
+            *shown = true;
+            let rec = *rec;
+            self.line.clear();
+            let info = self.catalog.get(rec.nr);
+            self.fds.prepare(&rec, info);
+            let fds = &self.fds;
+            let fd_path = |fd: i32| fds.path(rec.pid, fd);
+            self.fmt
+                .format_full(&mut self.line, &rec, info, &|_| None, &fd_path, false);
+            if out.write_all(self.line.as_bytes()).is_err() {
                 return true;
             }
         }

@@ -22,6 +22,9 @@ pub const SELECTED_ENTRIES: u32 = SYSCALL_INDEXES;
 /// on x86_64, arm on arm64).
 pub const COMPAT_BASE: u32 = 1024;
 pub const SYSCALL_INDEXES: u32 = 2 * COMPAT_BASE;
+/// Array of u32 indexed by syscall index: 1 for calls that may block, whose entry is
+/// also sent at entry (see `record::REC_PENDING`).
+pub const BLOCKING_SYSCALLS: &str = "blocking_syscalls";
 /// Per-CPU array of [`COUNTER_SLOTS`] u64 counters, indexed by `COUNTER_*`.
 pub const COUNTERS: &str = "counters";
 

@@ -9,6 +9,10 @@ pub const TASK_COMM_LEN: usize = 16;
 pub const REC_HAS_ENTRY: u16 = 1;
 /// `SyscallRecord::flags`: the exit was seen (`exit_ns` and `ret` are valid).
 pub const REC_HAS_EXIT: u16 = 2;
+/// `SyscallRecord::flags`: the entry of a call that may block, sent at entry so that
+/// the reader can show it as unfinished (`name(args) ...`) while other lines come;
+/// the call's full record follows at its exit.
+pub const REC_PENDING: u16 = 4;
 
 /// `SyscallRecord::kind` of a syscall record.
 pub const KIND_SYSCALL: u16 = 1;

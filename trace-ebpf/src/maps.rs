@@ -36,6 +36,15 @@ pub static SELECTED_SYSCALLS: Array<u32> = Array::with_max_entries(SELECTED_ENTR
 #[unsafe(no_mangle)]
 pub static SELECTIVE: Global<u32> = Global::new(0);
 
+/// Calls that may block: their entry is also sent at entry.
+#[map(name = "blocking_syscalls")]
+pub static BLOCKING_SYSCALLS: Array<u32> = Array::with_max_entries(SELECTED_ENTRIES, 0);
+
+#[inline(always)]
+pub fn may_block(nr: u32) -> bool {
+    BLOCKING_SYSCALLS.get(nr).is_some_and(|v| *v != 0)
+}
+
 /// Whether `-e` lets syscall `nr` through.
 #[inline(always)]
 pub fn selected(nr: u32) -> bool {

@@ -16,7 +16,8 @@ use trace_common::{
     augment::{AUG_AT_ENTRY, AUG_AT_EXIT, AUG_NO_ARG, AugPlan},
     maps::{COMPAT_BASE, COUNTER_DROPPED, COUNTER_LOST_TASKS, TRACE_ARM_ON_EXEC},
     record::{
-        InflightCall, KIND_ENTRY_READS, KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT, SyscallRecord,
+        InflightCall, KIND_ENTRY_READS, KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT, REC_PENDING,
+        SyscallRecord,
     },
 };
 
@@ -24,7 +25,7 @@ use crate::{
     augment,
     maps::{
         EVENTS, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, WAKEUP_BYTES, bump, handoff_gauge,
-        handoff_gauge_add, selected,
+        handoff_gauge_add, may_block, selected,
     },
     regs::{compat_syscall_args, is_compat, syscall_args, syscall_nr, user_sp},
     summary,
@@ -177,6 +178,8 @@ fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
         // No room to keep the entry: report the call now rather than lose it.
         summary::account(&ids, nr, 0, 0, true, false);
         emit(REC_HAS_ENTRY, nr, &ids, now, 0, &args, 0);
+    } else if may_block(nr) {
+        emit(REC_HAS_ENTRY | REC_PENDING, nr, &ids, now, 0, &args, 0);
     }
     Some(())
 }

@@ -286,3 +286,32 @@ fn unprivileged_users_are_told_what_is_needed() {
         "{r}"
     );
 }
+
+#[test]
+fn a_blocked_call_is_shown_unfinished_then_continued() {
+    if !bpf_ready("a_blocked_call_is_shown_unfinished_then_continued") {
+        return;
+    }
+    let r = run(
+        rtrace().args(["--", "sh", "-c", "sleep 0.3 & sleep 0.1; wait"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    let unfinished = lines
+        .iter()
+        .position(|l| l.contains(" wait4(") && l.ends_with(") ..."))
+        .unwrap_or_else(|| panic!("wait4 shown unfinished while the children run{r}"));
+    let continued = lines[unfinished..]
+        .iter()
+        .find(|l| l.contains(" ... [continued]: wait4())"))
+        .unwrap_or_else(|| panic!("and later continued{r}"));
+    assert!(
+        continued.contains(" ms): "),
+        "with its duration: {continued}{r}"
+    );
+    assert!(
+        parse_line(continued).is_some_and(|l| l.ret.parse::<i32>().is_ok_and(|p| p > 0)),
+        "{r}"
+    );
+}

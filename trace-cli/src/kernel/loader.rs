@@ -9,7 +9,7 @@ use aya::{
 use thiserror::Error;
 use trace_common::{
     augment::{AUG_PLAN, AUG_PLAN_ENTRIES, AugPlan},
-    maps::{SELECTED_ENTRIES, SELECTED_SYSCALLS, globals},
+    maps::{SELECTED_ENTRIES, globals},
 };
 
 use crate::decode::syscall_table;
@@ -176,17 +176,16 @@ pub fn write_aug_plans(
     Ok(())
 }
 
-/// `-e`: marks the selected syscall numbers.
-pub fn write_selection(bpf: &mut Ebpf, nrs: &[u32]) -> Result<(), LoadError> {
-    let map = bpf
-        .map_mut(SELECTED_SYSCALLS)
-        .ok_or(LoadError::MissingMap(SELECTED_SYSCALLS))?;
+/// Marks syscall indexes in one of the per-syscall arrays (`-e`'s selection, the
+/// calls that may block).
+pub fn write_index_set(bpf: &mut Ebpf, name: &'static str, nrs: &[u32]) -> Result<(), LoadError> {
+    let map = bpf.map_mut(name).ok_or(LoadError::MissingMap(name))?;
     let mut array: Array<&mut MapData, u32> =
-        Array::try_from(map).map_err(|_| LoadError::MissingMap(SELECTED_SYSCALLS))?;
+        Array::try_from(map).map_err(|_| LoadError::MissingMap(name))?;
     for &nr in nrs.iter().filter(|&&nr| nr < SELECTED_ENTRIES) {
         array
             .set(nr, 1, 0)
-            .map_err(|_| LoadError::MissingMap(SELECTED_SYSCALLS))?;
+            .map_err(|_| LoadError::MissingMap(name))?;
     }
     Ok(())
 }

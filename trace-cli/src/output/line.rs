@@ -76,7 +76,7 @@ impl LineFormatter {
     /// Appends one line (with its newline) for `rec` to `out`.
     #[cfg(test)]
     pub fn format(&mut self, out: &mut String, rec: &SyscallRecord, info: &SyscallInfo) {
-        self.format_full(out, rec, info, &|_| None, &|_| None)
+        self.format_full(out, rec, info, &|_| None, &|_| None, false)
     }
 
     /// Appends one line for `rec`. `mem` gives what the kernel copied from user memory
@@ -88,6 +88,7 @@ impl LineFormatter {
         info: &SyscallInfo,
         mem: &dyn Fn(usize) -> Option<Result<&'m [u8], ()>>,
         fd_path: &dyn Fn(i32) -> Option<&'p str>,
+        continued: bool,
     ) {
         self.comms.insert(rec.tid, rec.comm);
         if self.opts.show_timestamp {
@@ -124,7 +125,9 @@ impl LineFormatter {
         }
 
         let start = out.len();
-        if rec.has_entry() {
+        // `continued`: the entry was already shown as unfinished (`name(args) ...`).
+        let continued = continued || !rec.has_entry();
+        if !continued {
             out.push_str(&info.name);
             out.push('(');
             self.args(out, rec, info, mem, fd_path);
@@ -142,7 +145,7 @@ impl LineFormatter {
             return;
         }
         // Colour codes take no room on the screen.
-        let invisible = if self.opts.color && !rec.has_entry() {
+        let invisible = if self.opts.color && continued {
             YELLOW.len() + RESET.len()
         } else {
             0
@@ -431,6 +434,26 @@ mod tests {
         let poll = info("poll", &[]);
         let r = rec("sh", 6075, 2.0, 3.0, [0; 6], 0);
         assert!(line(&mut f, &r, &poll).ends_with("= 0 (Timeout)\n"));
+    }
+
+    #[test]
+    fn unfinished_then_continued() {
+        let mut f = LineFormatter::new(LineOptions::default());
+        let wait4 = info("wait4", &[("upid", ArgKind::I32)]);
+        let mut entry = rec("sh", 6075, 2.343, 0.0, [u64::MAX, 0, 0, 0, 0, 0], 0);
+        entry.flags = REC_HAS_ENTRY;
+        assert_eq!(
+            line(&mut f, &entry, &wait4),
+            "     0.000 (         ): sh/6075 wait4(upid: -1) ...\n"
+        );
+        let done = rec("sh", 6075, 2.343, 3.911, [u64::MAX, 0, 0, 0, 0, 0], 6076);
+        let mut s = String::new();
+        f.format_full(&mut s, &done, &wait4, &|_| None, &|_| None, true);
+        // The layout perf 6.1 printed here for a wait4 interrupted by other lines.
+        assert_eq!(
+            s,
+            "     0.000 ( 1.568 ms): sh/6075  ... [continued]: wait4())                                            = 6076\n"
+        );
     }
 
     #[test]
