@@ -184,7 +184,8 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         let _ = out.write_all(text.as_bytes());
     }
     let _ = out.flush();
-    drop(bpf); // detach everything
+    loader::detach_all(&mut bpf);
+    drop(bpf);
     if ended.stats_lost > 0 {
         eprintln!(
             "rtrace: {} syscalls are missing from the summary: its map was full",

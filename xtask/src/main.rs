@@ -1,5 +1,6 @@
 //! rtrace's task runner: `cargo xtask <setup|trace|test>`.
 
+mod bench;
 mod run;
 mod setup;
 mod test;
@@ -25,6 +26,12 @@ enum Task {
         /// Arguments for rtrace, e.g. `-- ls /`.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
+    },
+    /// Compare the cost of tracing a syscall storm: rtrace, perf trace, strace (as root).
+    Bench {
+        /// Syscalls of each kind (read, write) the workload makes.
+        #[arg(long, default_value_t = 200_000)]
+        calls: u64,
     },
     /// Set up, then run formatting and lint checks, unit tests and the root integration tests.
     Test {
@@ -69,6 +76,10 @@ fn real_main() -> Result<()> {
                     .code()
                     .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
             );
+        }
+        Task::Bench { calls } => {
+            setup::setup()?;
+            bench::bench(calls)
         }
         Task::Test { no_lint } => {
             setup::setup()?;

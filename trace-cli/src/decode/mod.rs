@@ -97,6 +97,8 @@ pub trait FormatSource {
 /// Syscall descriptions, built the first time each number is seen.
 pub struct Catalog<S> {
     infos: Vec<Option<SyscallInfo>>,
+    /// Parsed formats by event name: the native and 32-bit tables share them.
+    formats: std::collections::HashMap<&'static str, Option<Vec<ArgSpec>>>,
     source: S,
 }
 
@@ -104,6 +106,7 @@ impl<S: FormatSource> Catalog<S> {
     pub fn new(source: S) -> Self {
         Self {
             infos: Vec::new(),
+            formats: std::collections::HashMap::new(),
             source,
         }
     }
@@ -130,19 +133,27 @@ impl<S: FormatSource> Catalog<S> {
         if self.infos.len() <= i {
             self.infos.resize_with(i + 1, || None);
         }
-        let source = &mut self.source;
-        self.infos[i].get_or_insert_with(|| describe(nr, source))
+        if self.infos[i].is_none() {
+            let info = match syscall_table::name(nr) {
+                None => SyscallInfo::new(&format!("syscall_{nr}"), None),
+                Some(name) => {
+                    let source = &mut self.source;
+                    let args = self
+                        .formats
+                        .entry(name)
+                        .or_insert_with(|| {
+                            source
+                                .sys_enter_format(syscall_table::event_name(name))
+                                .map(|text| format::parse_format(&text))
+                        })
+                        .clone();
+                    SyscallInfo::new(name, args)
+                }
+            };
+            self.infos[i] = Some(info);
+        }
+        self.infos[i].as_ref().expect("filled above")
     }
-}
-
-fn describe(nr: u32, source: &mut impl FormatSource) -> SyscallInfo {
-    let Some(name) = syscall_table::name(nr) else {
-        return SyscallInfo::new(&format!("syscall_{nr}"), None);
-    };
-    let args = source
-        .sys_enter_format(syscall_table::event_name(name))
-        .map(|text| format::parse_format(&text));
-    SyscallInfo::new(name, args)
 }
 
 #[cfg(test)]

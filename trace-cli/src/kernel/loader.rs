@@ -199,6 +199,24 @@ pub fn detach_syscalls(bpf: &mut Ebpf) {
     }
 }
 
+/// Detaches every program at once: each tracepoint detach waits for the kernel's
+/// grace periods (tens of milliseconds), so doing them in turn would add up.
+pub fn detach_all(bpf: &mut Ebpf) {
+    std::thread::scope(|s| {
+        for (_, prog) in bpf.programs_mut() {
+            s.spawn(move || match prog {
+                aya::programs::Program::TracePoint(p) => {
+                    let _ = p.unload();
+                }
+                aya::programs::Program::RawTracePoint(p) => {
+                    let _ = p.unload();
+                }
+                _ => {}
+            });
+        }
+    });
+}
+
 /// The fd of a map, for the bpf(2) calls rtrace makes itself.
 pub fn map_fd<'a>(
     bpf: &'a Ebpf,

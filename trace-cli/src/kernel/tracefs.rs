@@ -63,8 +63,15 @@ impl Tracefs {
     }
 
     fn read(&self, rel: &str) -> Result<String, TracefsError> {
+        use std::io::Read;
         let path = self.root.join(rel);
-        fs::read_to_string(&path).map_err(|source| TracefsError::Read { path, source })
+        // tracefs files report a size of 0: read into room for a whole format at once
+        // rather than growing from a small probe.
+        let mut text = String::with_capacity(8192);
+        fs::File::open(&path)
+            .and_then(|mut f| f.read_to_string(&mut text))
+            .map_err(|source| TracefsError::Read { path, source })?;
+        Ok(text)
     }
 
     /// Byte offset of `field` in the record of `events/<category>/<event>`; `Ok(None)`
