@@ -371,6 +371,35 @@ impl Drop for Tracer {
     }
 }
 
+/// A fresh, empty directory for one test's files.
+pub fn scratch_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rtrace-{tag}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Compiles C `source` into `dir/name` with gcc and `flags`; the run, and the binary.
+pub fn compile_c(
+    dir: &std::path::Path,
+    name: &str,
+    source: &str,
+    flags: &[&str],
+) -> (Run, PathBuf) {
+    let src = dir.join(format!("{name}.c"));
+    fs::write(&src, source).unwrap();
+    let bin = dir.join(name);
+    let r = run(
+        Command::new("gcc")
+            .args(flags)
+            .arg("-o")
+            .arg(&bin)
+            .arg(&src),
+        Duration::from_secs(60),
+    );
+    (r, bin)
+}
+
 /// A Python helper process (python3 is on every machine of this kind).
 pub fn python(code: &str) -> Bg {
     Bg::spawn("python3", &["-c", code])

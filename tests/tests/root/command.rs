@@ -65,8 +65,7 @@ fn same_syscalls_as_strace_for_ls() {
     if !bpf_ready("same_syscalls_as_strace_for_ls") {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rtrace-strace-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = rtrace_tests::scratch_dir("strace");
     let st = dir.join("strace.txt");
     let s = run(
         Command::new("strace")
@@ -170,8 +169,7 @@ fn output_file_gets_the_trace_and_old_one_is_kept() {
     if !bpf_ready("output_file_gets_the_trace_and_old_one_is_kept") {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rtrace-o-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = rtrace_tests::scratch_dir("o");
     let f = dir.join("t.txt");
     std::fs::write(&f, "previous\n").unwrap();
     let r = run(rtrace().arg("-o").arg(&f).args(["--", "true"]), LIMIT);

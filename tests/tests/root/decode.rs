@@ -1,28 +1,15 @@
 //! Decoding: paths and other user memory, errors, and -e selection, on real programs.
 
-use std::{path::Path, process::Command, time::Duration};
+use std::{path::Path, time::Duration};
 
-use rtrace_tests::{bpf_ready, parse_line, rtrace, run};
+use rtrace_tests::{bpf_ready, compile_c, parse_line, rtrace, run, scratch_dir};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
 fn compile(dir: &Path, name: &str, source: &str) -> std::path::PathBuf {
-    let src = dir.join(format!("{name}.c"));
-    std::fs::write(&src, source).unwrap();
-    let bin = dir.join(name);
-    let r = run(
-        Command::new("gcc").args(["-O0", "-o"]).arg(&bin).arg(&src),
-        LIMIT,
-    );
+    let (r, bin) = compile_c(dir, name, source, &["-O0"]);
     assert_eq!(r.code(), Some(0), "{r}");
     bin
-}
-
-fn scratch_dir(tag: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("rtrace-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
 }
 
 const PATHS_PROGRAM: &str = r#"
@@ -291,9 +278,9 @@ fn a_32_bit_program_is_decoded_with_its_own_table() {
         return;
     }
     let dir = scratch_dir("m32");
-    let src = dir.join("m32.c");
-    std::fs::write(
-        &src,
+    let (cc, bin) = compile_c(
+        &dir,
+        "m32",
         r#"#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -306,12 +293,7 @@ int main(void) {
     return 3;
 }
 "#,
-    )
-    .unwrap();
-    let bin = dir.join("m32");
-    let cc = run(
-        Command::new("gcc").args(["-m32", "-o"]).arg(&bin).arg(&src),
-        LIMIT,
+        &["-m32"],
     );
     if cc.code() != Some(0) {
         // `cargo xtask test` installs gcc-multilib; a plain `cargo test` may lack it.

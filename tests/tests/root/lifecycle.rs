@@ -32,8 +32,7 @@ fn exited_children_leave_the_map_and_their_reused_pid_is_not_traced() {
     if !bpf_ready("exited_children_leave_the_map_and_their_reused_pid_is_not_traced") {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rtrace-reuse-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = rtrace_tests::scratch_dir("reuse");
     let go = dir.join("go");
     let child_file = dir.join("child");
     // A traced parent that, when told, forks one child running /bin/true and reaps it.

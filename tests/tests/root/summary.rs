@@ -2,7 +2,7 @@
 
 use std::{collections::BTreeMap, process::Command, thread, time::Duration};
 
-use rtrace_tests::{Tracer, bpf_ready, rtrace, run};
+use rtrace_tests::{Tracer, bpf_ready, compile_c, rtrace, run, scratch_dir};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -47,9 +47,9 @@ fn perfs_own_summary_checks() {
 }
 
 fn build_forker(dir: &std::path::Path) -> std::path::PathBuf {
-    let src = dir.join("forker.c");
-    std::fs::write(
-        &src,
+    let (r, bin) = compile_c(
+        dir,
+        "forker",
         r#"#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -65,12 +65,7 @@ int main(void) {
     return 0;
 }
 "#,
-    )
-    .unwrap();
-    let bin = dir.join("forker");
-    let r = run(
-        Command::new("gcc").args(["-O2", "-o"]).arg(&bin).arg(&src),
-        LIMIT,
+        &["-O2"],
     );
     assert_eq!(r.code(), Some(0), "{r}");
     bin
@@ -120,8 +115,7 @@ fn counts_equal_strace_c_for_a_forking_program() {
     if !bpf_ready("counts_equal_strace_c_for_a_forking_program") {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rtrace-sum-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch_dir("sum");
     let forker = build_forker(&dir);
     let s = run(
         Command::new("strace")

@@ -103,8 +103,7 @@ fn zombies_and_dead_pids_are_not_in_the_maps() {
     if !bpf_ready("zombies_and_dead_pids_are_not_in_the_maps") {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("rtrace-zombie-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = rtrace_tests::scratch_dir("zombie");
     let out = dir.join("zombie");
     let py = python(&format!(
         "import os, time\n\
