@@ -65,6 +65,8 @@ pub struct Config {
     pub min_duration_ns: Option<u64>,
     pub max_events: Option<u64>,
     pub ring_bytes: u32,
+    /// Tasks the pid maps hold (`RTRACE_PID_MAP_ENTRIES`, default 8192).
+    pub pid_map_entries: u32,
     pub verbose: u8,
     pub summary: Option<Summary>,
     /// `-e`: the syscall numbers to trace; `None` traces all.
@@ -241,7 +243,13 @@ pub fn resolve_with(
         }
         Some(sel.nrs)
     };
+    let pid_map_entries = std::env::var("RTRACE_PID_MAP_ENTRIES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n: &u32| n > 0)
+        .unwrap_or(trace_common::maps::PID_MAP_ENTRIES);
     Ok(Config {
+        pid_map_entries,
         selection,
         warnings,
         summary,

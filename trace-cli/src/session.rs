@@ -19,7 +19,7 @@ use trace_common::{
     SyscallRecord,
     maps::{
         BLOCKING_SYSCALLS, COUNTER_DROPPED, COUNTER_LOST_TASKS, COUNTER_STATS_LOST, COUNTERS,
-        EVENTS, PID_MAP_ENTRIES, PIDS_FILTERED, PIDS_TO_TRACE, SELECTED_SYSCALLS,
+        EVENTS, FILTER_ALWAYS, FILTER_UNTIL_EXEC, PIDS_FILTERED, PIDS_TO_TRACE, SELECTED_SYSCALLS,
         TRACE_ARM_ON_EXEC, TRACE_ON,
     },
     record::{KIND_ENTRY_READS, REC_PENDING},
@@ -114,6 +114,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         ring_bytes: cfg.ring_bytes,
         summary_flags: summary_flags(cfg.summary.as_ref()),
         selective: cfg.selection.is_some(),
+        pid_map_entries: cfg.pid_map_entries,
     };
     if cfg.verbose > 0 {
         eprintln!("rtrace: {settings:?}");
@@ -130,7 +131,13 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     })?;
     loader::attach_lifecycle(&mut bpf)?;
     let mut workload = argv.map(|a| Workload::spawn_held(a)).transpose()?;
-    write_pid_maps(&bpf, &cfg, workload.as_ref(), key_by_tid)?;
+    write_pid_maps(
+        &bpf,
+        &cfg,
+        workload.as_ref(),
+        key_by_tid,
+        settings.pid_map_entries,
+    )?;
     if let Some(nrs) = &cfg.selection {
         loader::write_index_set(&mut bpf, SELECTED_SYSCALLS, nrs)?;
     }
@@ -276,15 +283,21 @@ fn write_pid_maps(
     cfg: &Config,
     workload: Option<&Workload>,
     key_by_tid: bool,
+    max_entries: u32,
 ) -> Result<(), SessionError> {
     let filtered = PidMapFd::new(loader::map_fd(bpf, PIDS_FILTERED)?);
     let mut filter = cfg.filter_pids.clone();
     if let Targets::System { .. } = cfg.targets {
         filter.extend(targets::ancestors_to_filter(&targets::ancestors()));
     }
-    for pid in filter {
+    let mut filter: Vec<(u32, u32)> = filter.into_iter().map(|p| (p, FILTER_ALWAYS)).collect();
+    if let (Targets::System { .. }, Some(w)) = (&cfg.targets, workload) {
+        // Held before its exec, the workload runs rtrace's code: not worth showing.
+        filter.push((w.pid, FILTER_UNTIL_EXEC));
+    }
+    for (pid, value) in filter {
         filtered
-            .insert(pid, 1)
+            .insert(pid, value)
             .map_err(io_err(format!("writing {pid} to {PIDS_FILTERED}")))?;
     }
     let to_trace = PidMapFd::new(loader::map_fd(bpf, PIDS_TO_TRACE)?);
@@ -318,7 +331,7 @@ fn write_pid_maps(
     // After the last write: drop what died before the exit program could see it.
     for (name, fd) in [(PIDS_FILTERED, filtered), (PIDS_TO_TRACE, to_trace)] {
         let mut fd = fd;
-        let stats = prune(&mut fd, PID_MAP_ENTRIES, |pid| {
+        let stats = prune(&mut fd, max_entries, |pid| {
             task_liveness(pid) == Liveness::Alive
         })
         .map_err(io_err(format!("pruning {name}")))?;

@@ -49,6 +49,12 @@ pub const TRACE_ARM_ON_EXEC: u32 = 2;
 /// Default sizes; `pids_to_trace` and `pids_filtered` hold this many tasks.
 pub const PID_MAP_ENTRIES: u32 = 8192;
 
+/// `pids_filtered` value: always left out.
+pub const FILTER_ALWAYS: u32 = 1;
+/// `pids_filtered` value: a workload rtrace holds in a system-wide trace, left out
+/// until it execs (its set-up before the exec is rtrace's doing).
+pub const FILTER_UNTIL_EXEC: u32 = 2;
+
 /// Load-time globals (`EbpfLoader::override_global`).
 pub mod globals {
     /// u32: 1 traces every task (`-a`, `-u`), only `pids_filtered` applies.

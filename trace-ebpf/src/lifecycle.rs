@@ -4,7 +4,7 @@
 use aya_ebpf::{
     EbpfContext, helpers::bpf_get_current_pid_tgid, macros::tracepoint, programs::TracePointContext,
 };
-use trace_common::maps::{COUNTER_LOST_TASKS, TRACE_ARM_ON_EXEC};
+use trace_common::maps::{COUNTER_LOST_TASKS, FILTER_UNTIL_EXEC, TRACE_ARM_ON_EXEC};
 
 use crate::{
     maps::{
@@ -95,10 +95,14 @@ pub fn sched_process_exec(ctx: TracePointContext) -> u32 {
 
 #[inline(always)]
 fn on_exec(ctx: &TracePointContext) -> Option<()> {
+    let ids = current_ids()?;
+    // SAFETY: a u32 value, copied.
+    if unsafe { PIDS_FILTERED.get(ids.pid) }.copied() == Some(FILTER_UNTIL_EXEC) {
+        let _ = PIDS_FILTERED.remove(ids.pid);
+    }
     if !crate::summary::wants_records() {
         return None;
     }
-    let ids = current_ids()?;
     crate::task::target_flags(&ids)?;
     // SAFETY: `__data_loc char[] filename`: (length << 16) | offset in the record.
     let loc = unsafe { ctx.read_at::<u32>(EXEC_FILENAME_OFF.load() as usize) }.ok()?;

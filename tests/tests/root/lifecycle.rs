@@ -227,3 +227,54 @@ fn many_short_lived_children_all_leave_the_map() {
         "only live tasks remain: {keys:?}"
     );
 }
+
+#[test]
+fn a_full_pid_map_is_reported() {
+    if !bpf_ready("a_full_pid_map_is_reported") {
+        return;
+    }
+    // Room for the shell and two children; four more children do not fit.
+    let r = run(
+        rtrace_tests::rtrace()
+            .env("RTRACE_PID_MAP_ENTRIES", "3")
+            .args([
+                "-s",
+                "--",
+                "sh",
+                "-c",
+                "for i in 1 2 3 4 5 6; do sleep 0.3 & done; wait",
+            ]),
+        Duration::from_secs(60),
+    );
+    assert_eq!(r.code(), Some(0), "the workload is not harmed{r}");
+    let sections = r.stderr.lines().filter(|l| l.contains(" events, ")).count();
+    assert_eq!(sections, 3, "{r}");
+    assert!(
+        r.stderr
+            .contains("rtrace: 4 tasks could not be traced: the pid map was full"),
+        "{r}"
+    );
+}
+
+#[test]
+fn a_system_wide_workload_shows_nothing_before_its_exec() {
+    if !bpf_ready("a_system_wide_workload_shows_nothing_before_its_exec") {
+        return;
+    }
+    let r = run(
+        rtrace_tests::rtrace().args(["-a", "--", "/bin/true"]),
+        Duration::from_secs(60),
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.comm == "true" && l.name == "exit_group"),
+        "{r}"
+    );
+    assert!(
+        lines.iter().all(|l| l.comm != "rtrace"),
+        "no line from the held child{r}"
+    );
+}

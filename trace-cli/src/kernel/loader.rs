@@ -53,8 +53,10 @@ pub struct Settings {
     pub ring_bytes: u32,
     /// `trace_common::stats::SUMMARY_*` bits.
     pub summary_flags: u32,
-    /// `-e` chose syscalls (written with [`write_selection`]).
+    /// `-e` chose syscalls (written with [`write_index_set`]).
     pub selective: bool,
+    /// Tasks `pids_to_trace` and `pids_filtered` hold.
+    pub pid_map_entries: u32,
 }
 
 pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
@@ -109,6 +111,8 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .override_global("NR_FORK", &fork, true)
         .override_global("NR_VFORK", &vfork, true)
         .map_max_entries(trace_common::maps::EVENTS, s.ring_bytes)
+        .map_max_entries(trace_common::maps::PIDS_TO_TRACE, s.pid_map_entries)
+        .map_max_entries(trace_common::maps::PIDS_FILTERED, s.pid_map_entries)
         .load(OBJECT)
         .map_err(LoadError::Load)?;
     // Verify every program now, before anything is attached or forked.
