@@ -18,16 +18,15 @@ use thiserror::Error;
 use trace_common::{
     SyscallRecord,
     maps::{
-        BLOCKING_SYSCALLS, COUNTER_DROPPED, COUNTER_LOST_TASKS, COUNTER_STATS_LOST, COUNTERS,
-        EVENTS, FILTER_ALWAYS, FILTER_UNTIL_EXEC, PIDS_FILTERED, PIDS_TO_TRACE, SELECTED_SYSCALLS,
-        TRACE_ARM_ON_EXEC, TRACE_ON,
+        COUNTER_DROPPED, COUNTER_LOST_TASKS, COUNTER_STATS_LOST, COUNTERS, EVENTS, FILTER_ALWAYS,
+        FILTER_UNTIL_EXEC, PIDS_FILTERED, PIDS_TO_TRACE, TRACE_ARM_ON_EXEC, TRACE_ON,
     },
     record::{KIND_ENTRY_READS, REC_PENDING},
 };
 
 use crate::{
     config::{Config, Targets},
-    decode::{Catalog, beauty::Beauty, fd_table::FdTable, syscall_table},
+    decode::{Catalog, beauty::Beauty, classes, fd_table::FdTable, syscall_table},
     kernel::{
         loader::{self, LoadError, Settings},
         map_ops::PidMapFd,
@@ -138,17 +137,8 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         key_by_tid,
         settings.pid_map_entries,
     )?;
-    if let Some(nrs) = &cfg.selection {
-        loader::write_index_set(&mut bpf, SELECTED_SYSCALLS, nrs)?;
-    }
-    if shows_unfinished(&cfg) {
-        let blocking: Vec<u32> = BLOCKING
-            .iter()
-            .flat_map(|n| [syscall_table::number(n), syscall_table::compat_number(n)])
-            .flatten()
-            .collect();
-        loader::write_index_set(&mut bpf, BLOCKING_SYSCALLS, &blocking)?;
-    }
+    let classes = classes::syscall_classes(cfg.selection.as_deref(), shows_unfinished(&cfg));
+    loader::write_classes(&mut bpf, &classes)?;
     let mut catalog = Catalog::new(tracefs);
     if settings.summary_flags & trace_common::stats::SUMMARY_RECORDS != 0 {
         catalog.preload();
@@ -207,40 +197,6 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     }
     Ok(ended.exit_code)
 }
-
-/// Calls that may block for long: their entry is shown as unfinished (`wait4(...) ...`)
-/// when other lines come before they return, as perf shows them.
-const BLOCKING: &[&str] = &[
-    "wait4",
-    "waitid",
-    "waitpid",
-    "poll",
-    "ppoll",
-    "select",
-    "_newselect",
-    "pselect6",
-    "epoll_wait",
-    "epoll_pwait",
-    "epoll_pwait2",
-    "futex",
-    "futex_waitv",
-    "nanosleep",
-    "clock_nanosleep",
-    "pause",
-    "rt_sigsuspend",
-    "rt_sigtimedwait",
-    "accept",
-    "accept4",
-    "connect",
-    "msgrcv",
-    "semop",
-    "semtimedop",
-    "flock",
-    "mq_timedreceive",
-    "io_getevents",
-    "io_uring_enter",
-    "sigsuspend",
-];
 
 /// Unfinished entries belong to perf's text output without filters.
 fn shows_unfinished(cfg: &Config) -> bool {

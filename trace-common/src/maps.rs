@@ -12,19 +12,25 @@ pub const PIDS_TO_TRACE: &str = "pids_to_trace";
 pub const PIDS_FILTERED: &str = "pids_filtered";
 /// Ring buffer carrying [`crate::SyscallRecord`]s.
 pub const EVENTS: &str = "events";
-/// Array of u32 indexed by syscall number: 1 when `-e` selects it (used only when
-/// the `SELECTIVE` global is set).
-pub const SELECTED_SYSCALLS: &str = "selected_syscalls";
-pub const SELECTED_ENTRIES: u32 = SYSCALL_INDEXES;
+/// Array of u32 indexed by syscall index: the `CLASS_*` bits of each syscall, written
+/// by user space from its tables before tracing starts.
+pub const SYSCALL_CLASS: &str = "syscall_class";
+/// `-e` selects it (only looked at when the `SELECTIVE` global is set).
+pub const CLASS_SELECTED: u32 = 1;
+/// It may block: its entry is also sent at entry (see `record::REC_PENDING`).
+pub const CLASS_BLOCKING: u32 = 2;
+/// execve/execveat: starts a held workload's trace; its arguments are read at entry.
+pub const CLASS_EXEC: u32 = 4;
+/// exit/exit_group: never returns, recorded at entry.
+pub const CLASS_EXIT: u32 = 8;
+/// clone/clone3/fork/vfork: a new child's first return is not a call of its own.
+pub const CLASS_FORK: u32 = 16;
 
 /// Syscalls are identified by an index everywhere (records, maps, plans): the number
 /// itself for the native table, `COMPAT_BASE + number` for a 32-bit task's table (i386
 /// on x86_64, arm on arm64).
 pub const COMPAT_BASE: u32 = 1024;
 pub const SYSCALL_INDEXES: u32 = 2 * COMPAT_BASE;
-/// Array of u32 indexed by syscall index: 1 for calls that may block, whose entry is
-/// also sent at entry (see `record::REC_PENDING`).
-pub const BLOCKING_SYSCALLS: &str = "blocking_syscalls";
 /// Per-CPU array of [`COUNTER_SLOTS`] u64 counters, indexed by `COUNTER_*`.
 pub const COUNTERS: &str = "counters";
 
@@ -74,7 +80,7 @@ pub mod globals {
     /// u32: byte offset of `group_dead` in the `sched_process_exit` record, 0 when
     /// the kernel has no such field (then the group leader's exit stands for it).
     pub const EXIT_GROUP_DEAD_OFF: &str = "EXIT_GROUP_DEAD_OFF";
-    /// u32: 1 when `-e` chose syscalls (see `SELECTED_SYSCALLS`).
+    /// u32: 1 when `-e` chose syscalls (see `CLASS_SELECTED`).
     pub const SELECTIVE: &str = "SELECTIVE";
     /// u32: `trace_common::stats::SUMMARY_*` bits: records, aggregation, total, errno.
     pub const SUMMARY_FLAGS: &str = "SUMMARY_FLAGS";

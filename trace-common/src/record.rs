@@ -92,7 +92,8 @@ impl SyscallRecord {
 #[derive(Clone, Copy, Debug)]
 pub struct InflightCall {
     pub nr: u32,
-    pub _pad: u32,
+    /// The syscall's `maps::CLASS_*` bits, looked up at entry.
+    pub class: u32,
     pub enter_ns: u64,
     pub args: [u64; 6],
 }

@@ -6,7 +6,7 @@ use aya_ebpf::{
     maps::{Array, HashMap, PerCpuArray, RingBuf},
 };
 use trace_common::{
-    maps::{COUNTER_SLOTS, PID_MAP_ENTRIES, SELECTED_ENTRIES},
+    maps::{CLASS_SELECTED, COUNTER_SLOTS, PID_MAP_ENTRIES, SYSCALL_INDEXES},
     record::InflightCall,
 };
 
@@ -29,26 +29,22 @@ pub static INFLIGHT: HashMap<u32, InflightCall> = HashMap::with_max_entries(1638
 #[map(name = "fork_handoff")]
 pub static FORK_HANDOFF: HashMap<u32, u32> = HashMap::with_max_entries(4096, 0);
 
-/// `-e`: 1 for each selected syscall number.
-#[map(name = "selected_syscalls")]
-pub static SELECTED_SYSCALLS: Array<u32> = Array::with_max_entries(SELECTED_ENTRIES, 0);
+/// Each syscall's `CLASS_*` bits, by syscall index.
+#[map(name = "syscall_class")]
+pub static SYSCALL_CLASS: Array<u32> = Array::with_max_entries(SYSCALL_INDEXES, 0);
 
 #[unsafe(no_mangle)]
 pub static SELECTIVE: Global<u32> = Global::new(0);
 
-/// Calls that may block: their entry is also sent at entry.
-#[map(name = "blocking_syscalls")]
-pub static BLOCKING_SYSCALLS: Array<u32> = Array::with_max_entries(SELECTED_ENTRIES, 0);
-
 #[inline(always)]
-pub fn may_block(nr: u32) -> bool {
-    BLOCKING_SYSCALLS.get(nr).is_some_and(|v| *v != 0)
+pub fn class_of(nr: u32) -> u32 {
+    SYSCALL_CLASS.get(nr).copied().unwrap_or(0)
 }
 
-/// Whether `-e` lets syscall `nr` through.
+/// Whether `-e` lets a syscall of this class through.
 #[inline(always)]
-pub fn selected(nr: u32) -> bool {
-    SELECTIVE.load() == 0 || SELECTED_SYSCALLS.get(nr).is_some_and(|v| *v != 0)
+pub fn selected(class: u32) -> bool {
+    SELECTIVE.load() == 0 || class & CLASS_SELECTED != 0
 }
 
 /// Per-CPU counters, indexed by `trace_common::maps::COUNTER_*`.

@@ -6,7 +6,6 @@
 //! return (exit, exit_group) are recorded at entry.
 
 use aya_ebpf::{
-    Global,
     bindings::{BPF_NOEXIST, BPF_RB_AVAIL_DATA, BPF_RB_FORCE_WAKEUP, BPF_RB_NO_WAKEUP},
     helpers::{bpf_get_current_comm, bpf_get_current_pid_tgid, bpf_ktime_get_ns},
     macros::raw_tracepoint,
@@ -14,7 +13,10 @@ use aya_ebpf::{
 };
 use trace_common::{
     augment::{AUG_AT_ENTRY, AUG_AT_EXIT, AUG_NO_ARG, AugPlan},
-    maps::{COMPAT_BASE, COUNTER_DROPPED, COUNTER_LOST_TASKS, TRACE_ARM_ON_EXEC},
+    maps::{
+        CLASS_BLOCKING, CLASS_EXEC, CLASS_EXIT, CLASS_FORK, COMPAT_BASE, COUNTER_DROPPED,
+        COUNTER_LOST_TASKS, TRACE_ARM_ON_EXEC,
+    },
     record::{
         InflightCall, KIND_ENTRY_READS, KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT, REC_PENDING,
         SyscallRecord,
@@ -24,79 +26,13 @@ use trace_common::{
 use crate::{
     augment,
     maps::{
-        EVENTS, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, WAKEUP_BYTES, bump, handoff_gauge,
-        handoff_gauge_add, may_block, selected,
+        EVENTS, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, WAKEUP_BYTES, bump, class_of, handoff_gauge,
+        handoff_gauge_add, selected,
     },
     regs::{compat_syscall_args, is_compat, syscall_args, syscall_nr, user_sp},
     summary,
     task::{Ids, current_ids, target_flags},
 };
-
-/// Syscall numbers the programs treat specially, set by the loader from its table.
-#[unsafe(no_mangle)]
-static NR_EXECVE: Global<u32> = Global::new(u32::MAX);
-#[unsafe(no_mangle)]
-static NR_EXECVEAT: Global<u32> = Global::new(u32::MAX);
-#[unsafe(no_mangle)]
-static NR_EXIT: Global<u32> = Global::new(u32::MAX);
-#[unsafe(no_mangle)]
-static NR_EXIT_GROUP: Global<u32> = Global::new(u32::MAX);
-/// The calls whose return 0 in a new child is that child's first step, not a call of
-/// its own (u32::MAX where the architecture has no such call).
-#[unsafe(no_mangle)]
-static NR_CLONE: Global<u32> = Global::new(u32::MAX);
-#[unsafe(no_mangle)]
-static NR_CLONE3: Global<u32> = Global::new(u32::MAX);
-#[unsafe(no_mangle)]
-static NR_FORK: Global<u32> = Global::new(u32::MAX);
-#[unsafe(no_mangle)]
-static NR_VFORK: Global<u32> = Global::new(u32::MAX);
-
-/// The same calls in the 32-bit table, as syscall indexes (`COMPAT_BASE + number`).
-#[unsafe(no_mangle)]
-static NR32_EXECVE: Global<u32> = Global::new(u32::MAX);
-#[unsafe(no_mangle)]
-static NR32_EXECVEAT: Global<u32> = Global::new(u32::MAX);
-#[unsafe(no_mangle)]
-static NR32_EXIT: Global<u32> = Global::new(u32::MAX);
-#[unsafe(no_mangle)]
-static NR32_EXIT_GROUP: Global<u32> = Global::new(u32::MAX);
-#[unsafe(no_mangle)]
-static NR32_CLONE: Global<u32> = Global::new(u32::MAX);
-#[unsafe(no_mangle)]
-static NR32_CLONE3: Global<u32> = Global::new(u32::MAX);
-#[unsafe(no_mangle)]
-static NR32_FORK: Global<u32> = Global::new(u32::MAX);
-#[unsafe(no_mangle)]
-static NR32_VFORK: Global<u32> = Global::new(u32::MAX);
-
-#[inline(always)]
-fn is_fork_family(nr: u32) -> bool {
-    nr == NR_CLONE.load()
-        || nr == NR_CLONE3.load()
-        || nr == NR_FORK.load()
-        || nr == NR_VFORK.load()
-        || nr == NR32_CLONE.load()
-        || nr == NR32_CLONE3.load()
-        || nr == NR32_FORK.load()
-        || nr == NR32_VFORK.load()
-}
-
-#[inline(always)]
-fn is_exec(nr: u32) -> bool {
-    nr == NR_EXECVE.load()
-        || nr == NR_EXECVEAT.load()
-        || nr == NR32_EXECVE.load()
-        || nr == NR32_EXECVEAT.load()
-}
-
-#[inline(always)]
-fn is_exit(nr: u32) -> bool {
-    nr == NR_EXIT.load()
-        || nr == NR_EXIT_GROUP.load()
-        || nr == NR32_EXIT.load()
-        || nr == NR32_EXIT_GROUP.load()
-}
 
 /// The syscall index of a number seen in `regs`' task (see `maps::COMPAT_BASE`).
 #[inline(always)]
@@ -132,10 +68,11 @@ fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
     let regs = ctx.arg::<*const u8>(0);
     let compat = is_compat(regs);
     let nr = syscall_index(ctx.arg::<u64>(1) as u32, compat);
-    let is_exec = is_exec(nr);
-    // Unselected calls stop here, before any lookup; execve goes on, as it is what
-    // starts a held workload's trace.
-    if !is_exec && !selected(nr) {
+    let class = class_of(nr);
+    let is_exec = class & CLASS_EXEC != 0;
+    // Unselected calls stop here, before any task lookup; execve goes on, as it is
+    // what starts a held workload's trace.
+    if !is_exec && !selected(class) {
         return None;
     }
     let ids = current_ids()?;
@@ -147,7 +84,7 @@ fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
         }
         let _ = PIDS_TO_TRACE.insert(ids.trace_key(), flags & !TRACE_ARM_ON_EXEC, 0);
     }
-    if is_exec && !selected(nr) {
+    if is_exec && !selected(class) {
         return None;
     }
     let args = if compat {
@@ -156,7 +93,7 @@ fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
         syscall_args(regs)?
     };
     let now = now_ns();
-    if is_exit(nr) {
+    if class & CLASS_EXIT != 0 {
         summary::account(&ids, nr, 0, 0, true, false);
         emit(REC_HAS_ENTRY, nr, &ids, now, 0, &args, 0);
         return Some(());
@@ -170,7 +107,7 @@ fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
     }
     let call = InflightCall {
         nr,
-        _pad: 0,
+        class,
         enter_ns: now,
         args,
     };
@@ -178,7 +115,7 @@ fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
         // No room to keep the entry: report the call now rather than lose it.
         summary::account(&ids, nr, 0, 0, true, false);
         emit(REC_HAS_ENTRY, nr, &ids, now, 0, &args, 0);
-    } else if may_block(nr) {
+    } else if class & CLASS_BLOCKING != 0 {
         emit(REC_HAS_ENTRY | REC_PENDING, nr, &ids, now, 0, &args, 0);
     }
     Some(())
@@ -203,7 +140,7 @@ fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
             true,
             true,
         );
-        let exec = is_exec(call.nr);
+        let exec = call.class & CLASS_EXEC != 0;
         if exec && ret == 0 && summary::wants_records() {
             emit_exec_reads(ctx, &ids, call.nr, now, kernel_tid);
         }
@@ -231,7 +168,8 @@ fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
     // new child's return from clone/fork.
     let regs = ctx.arg::<*const u8>(0);
     let nr = syscall_index(syscall_nr(regs)?, is_compat(regs));
-    if !selected(nr) {
+    let class = class_of(nr);
+    if !selected(class) {
         return None;
     }
     let ids = current_ids()?;
@@ -241,7 +179,7 @@ fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
     }
     // A new child's return from clone/fork is shown (as perf does) but is not a call
     // the child made: the summary leaves it out, as strace -c does.
-    if !(ret == 0 && is_fork_family(nr)) {
+    if !(ret == 0 && class & CLASS_FORK != 0) {
         summary::account(&ids, nr, 0, ret, false, true);
     }
     emit(REC_HAS_EXIT, nr, &ids, 0, now_ns(), &[0; 6], ret);

@@ -2,6 +2,7 @@
 //! how each return value is shown. Pure, apart from the format source it is given.
 
 pub mod beauty;
+pub mod classes;
 pub mod errno;
 pub mod fd_table;
 pub mod format;

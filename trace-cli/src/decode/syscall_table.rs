@@ -28,6 +28,7 @@ pub fn number(name: &str) -> Option<u32> {
 }
 
 /// The 32-bit table's index of a syscall name.
+#[cfg(test)]
 pub fn compat_number(name: &str) -> Option<u32> {
     name.parse::<CompatSysno>()
         .ok()

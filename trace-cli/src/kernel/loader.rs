@@ -9,10 +9,8 @@ use aya::{
 use thiserror::Error;
 use trace_common::{
     augment::{AUG_PLAN, AUG_PLAN_ENTRIES, AugPlan},
-    maps::{SELECTED_ENTRIES, globals},
+    maps::{SYSCALL_CLASS, globals},
 };
-
-use crate::decode::syscall_table;
 
 const LIFECYCLE: [&str; 3] = [
     "sched_process_fork",
@@ -70,26 +68,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
     let selective = flag(s.selective);
     // Wake the reader when a quarter of the ring is waiting; it also drains on a timer.
     let wakeup = u64::from(s.ring_bytes / 4);
-    let nr = |name| syscall_table::number(name).unwrap_or(u32::MAX);
-    let (execve, execveat, exit, exit_group) =
-        (nr("execve"), nr("execveat"), nr("exit"), nr("exit_group"));
-    let (clone, clone3, fork, vfork) = (nr("clone"), nr("clone3"), nr("fork"), nr("vfork"));
-    let nr32 = |name| syscall_table::compat_number(name).unwrap_or(u32::MAX);
-    let compat = [
-        ("NR32_EXECVE", nr32("execve")),
-        ("NR32_EXECVEAT", nr32("execveat")),
-        ("NR32_EXIT", nr32("exit")),
-        ("NR32_EXIT_GROUP", nr32("exit_group")),
-        ("NR32_CLONE", nr32("clone")),
-        ("NR32_CLONE3", nr32("clone3")),
-        ("NR32_FORK", nr32("fork")),
-        ("NR32_VFORK", nr32("vfork")),
-    ];
-    let mut loader = EbpfLoader::new();
-    for (name, value) in &compat {
-        loader.override_global(name, value, true);
-    }
-    let mut bpf = loader
+    let mut bpf = EbpfLoader::new()
         .override_global(globals::TRACE_ALL, &trace_all, true)
         .override_global(globals::FILTER_UID, &filter_uid, true)
         .override_global(globals::INHERIT, &inherit, true)
@@ -102,14 +81,6 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .override_global(globals::WAKEUP_BYTES, &wakeup, true)
         .override_global(globals::SUMMARY_FLAGS, &s.summary_flags, true)
         .override_global(globals::SELECTIVE, &selective, true)
-        .override_global("NR_EXECVE", &execve, true)
-        .override_global("NR_EXECVEAT", &execveat, true)
-        .override_global("NR_EXIT", &exit, true)
-        .override_global("NR_EXIT_GROUP", &exit_group, true)
-        .override_global("NR_CLONE", &clone, true)
-        .override_global("NR_CLONE3", &clone3, true)
-        .override_global("NR_FORK", &fork, true)
-        .override_global("NR_VFORK", &vfork, true)
         .map_max_entries(trace_common::maps::EVENTS, s.ring_bytes)
         .map_max_entries(trace_common::maps::PIDS_TO_TRACE, s.pid_map_entries)
         .map_max_entries(trace_common::maps::PIDS_FILTERED, s.pid_map_entries)
@@ -180,16 +151,17 @@ pub fn write_aug_plans(
     Ok(())
 }
 
-/// Marks syscall indexes in one of the per-syscall arrays (`-e`'s selection, the
-/// calls that may block).
-pub fn write_index_set(bpf: &mut Ebpf, name: &'static str, nrs: &[u32]) -> Result<(), LoadError> {
-    let map = bpf.map_mut(name).ok_or(LoadError::MissingMap(name))?;
+/// Writes each syscall's class bits (`decode::classes`).
+pub fn write_classes(bpf: &mut Ebpf, classes: &[(u32, u32)]) -> Result<(), LoadError> {
+    let map = bpf
+        .map_mut(SYSCALL_CLASS)
+        .ok_or(LoadError::MissingMap(SYSCALL_CLASS))?;
     let mut array: Array<&mut MapData, u32> =
-        Array::try_from(map).map_err(|_| LoadError::MissingMap(name))?;
-    for &nr in nrs.iter().filter(|&&nr| nr < SELECTED_ENTRIES) {
+        Array::try_from(map).map_err(|_| LoadError::MissingMap(SYSCALL_CLASS))?;
+    for &(idx, bits) in classes {
         array
-            .set(nr, 1, 0)
-            .map_err(|_| LoadError::MissingMap(name))?;
+            .set(idx, bits, 0)
+            .map_err(|_| LoadError::MissingMap(SYSCALL_CLASS))?;
     }
     Ok(())
 }

@@ -1,0 +1,103 @@
+//! Each syscall's class bits for the kernel side (`trace_common::maps::CLASS_*`): which
+//! calls `-e` selects, which may block, and the few the programs treat specially.
+
+use trace_common::maps::{
+    CLASS_BLOCKING, CLASS_EXEC, CLASS_EXIT, CLASS_FORK, CLASS_SELECTED, SYSCALL_INDEXES,
+};
+
+use crate::decode::syscall_table;
+
+/// Calls that may block for long: their entry is shown as unfinished (`wait4(...) ...`)
+/// when other lines come before they return, as perf shows them.
+const BLOCKING: &[&str] = &[
+    "wait4",
+    "waitid",
+    "waitpid",
+    "poll",
+    "ppoll",
+    "select",
+    "_newselect",
+    "pselect6",
+    "epoll_wait",
+    "epoll_pwait",
+    "epoll_pwait2",
+    "futex",
+    "futex_waitv",
+    "nanosleep",
+    "clock_nanosleep",
+    "pause",
+    "rt_sigsuspend",
+    "rt_sigtimedwait",
+    "accept",
+    "accept4",
+    "connect",
+    "msgrcv",
+    "semop",
+    "semtimedop",
+    "flock",
+    "mq_timedreceive",
+    "io_getevents",
+    "io_uring_enter",
+    "sigsuspend",
+];
+
+const NAMED: &[(&[&str], u32)] = &[
+    (&["execve", "execveat"], CLASS_EXEC),
+    (&["exit", "exit_group"], CLASS_EXIT),
+    (&["clone", "clone3", "fork", "vfork"], CLASS_FORK),
+];
+
+/// (syscall index, class bits) for every index with a bit set. `selection` is `-e`'s
+/// list of indexes; `unfinished` asks for the blocking calls' entries.
+pub fn syscall_classes(selection: Option<&[u32]>, unfinished: bool) -> Vec<(u32, u32)> {
+    (0..SYSCALL_INDEXES)
+        .filter_map(|idx| {
+            let name = syscall_table::name(idx)?;
+            let mut bits = 0;
+            if selection.is_some_and(|s| s.contains(&idx)) {
+                bits |= CLASS_SELECTED;
+            }
+            if unfinished && BLOCKING.contains(&name) {
+                bits |= CLASS_BLOCKING;
+            }
+            for (names, class) in NAMED {
+                if names.contains(&name) {
+                    bits |= class;
+                }
+            }
+            (bits != 0).then_some((idx, bits))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class(classes: &[(u32, u32)], idx: Option<u32>) -> u32 {
+        let idx = idx.unwrap();
+        classes
+            .iter()
+            .find(|(i, _)| *i == idx)
+            .map_or(0, |(_, b)| *b)
+    }
+
+    #[test]
+    fn both_tables_get_their_classes() {
+        let n = syscall_table::number;
+        let c = syscall_table::compat_number;
+        let sel = [n("openat").unwrap()];
+        let classes = syscall_classes(Some(&sel), true);
+        assert_eq!(class(&classes, n("openat")), CLASS_SELECTED);
+        assert_eq!(class(&classes, c("openat")), 0);
+        assert_eq!(class(&classes, n("execve")), CLASS_EXEC);
+        assert_eq!(class(&classes, c("execve")), CLASS_EXEC);
+        assert_eq!(class(&classes, n("exit_group")), CLASS_EXIT);
+        assert_eq!(class(&classes, c("exit_group")), CLASS_EXIT);
+        assert_eq!(class(&classes, n("clone")), CLASS_FORK);
+        assert_eq!(class(&classes, n("wait4")), CLASS_BLOCKING);
+        assert_eq!(class(&classes, n("read")), 0);
+        let quiet = syscall_classes(None, false);
+        assert_eq!(class(&quiet, n("wait4")), 0);
+    }
+}
