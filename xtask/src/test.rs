@@ -17,16 +17,15 @@ pub fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-const USER_SIDE: [&str; 8] = [
-    "-p",
-    "trace-cli",
-    "-p",
-    "trace-common",
-    "-p",
-    "xtask",
-    "-p",
-    "rtrace-tests",
-];
+/// The crates built for the host (trace-ebpf only builds for BPF, through aya-build).
+const USER_SIDE: [&str; 4] = ["trace-cli", "trace-common", "xtask", "rtrace-tests"];
+/// The crates with unit tests; rtrace-tests holds the root tests, run on their own.
+const UNIT_TESTED: [&str; 3] = ["trace-cli", "trace-common", "xtask"];
+
+/// `-p a -p b …`
+fn packages<'a>(names: &'a [&'a str]) -> impl Iterator<Item = &'a str> {
+    names.iter().flat_map(|n| ["-p", n])
+}
 
 pub fn test(lint: bool) -> Result<()> {
     let root = workspace_root();
@@ -42,10 +41,12 @@ pub fn test(lint: bool) -> Result<()> {
         )?;
         run_step(
             "clippy",
-            cargo()
-                .arg("clippy")
-                .args(USER_SIDE)
-                .args(["--all-targets", "--", "-D", "warnings"]),
+            cargo().arg("clippy").args(packages(&USER_SIDE)).args([
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ]),
         )?;
     }
     ensure_gcc_m32()?;
@@ -55,15 +56,7 @@ pub fn test(lint: bool) -> Result<()> {
     )?;
     run_step(
         "unit tests",
-        cargo().args([
-            "test",
-            "-p",
-            "trace-cli",
-            "-p",
-            "trace-common",
-            "-p",
-            "xtask",
-        ]),
+        cargo().arg("test").args(packages(&UNIT_TESTED)),
     )?;
     run_step(
         "integration tests (root, one at a time)",
