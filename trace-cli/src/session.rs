@@ -168,9 +168,9 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         pidfd.as_ref(),
         workload.as_ref(),
     )?;
-    // Detach the syscall programs first: the numbers read below no longer move.
-    loader::detach_syscalls(&mut bpf);
     if let Some(summary) = &cfg.summary {
+        // Detach the syscall programs first: the numbers read below no longer move.
+        loader::detach_syscalls(&mut bpf);
         let sections = stats_maps::read_sections(&bpf, summary.total)?;
         let mut text = String::new();
         let opts = SummaryOptions {
