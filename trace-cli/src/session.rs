@@ -468,7 +468,10 @@ struct Printer<'c> {
 impl Printer<'_> {
     /// Prints what the ring holds; true once --max-events is reached.
     fn drain(&mut self, ring: &mut RingBuf<MapData>, out: &mut Sink) -> bool {
-        while let Some(item) = ring.next() {
+        while !self.max_reached() {
+            let Some(item) = ring.next() else {
+                break;
+            };
             let Some(rec) = SyscallRecord::from_bytes(&item) else {
                 continue;
             };
@@ -523,17 +526,19 @@ impl Printer<'_> {
                 return true;
             }
             self.printed += 1;
-            if self.cfg.max_events.is_some_and(|max| self.printed >= max) {
-                return true;
-            }
         }
-        false
+        self.max_reached()
+    }
+
+    /// `--max-events` lines have been printed: nothing more is.
+    fn max_reached(&self) -> bool {
+        self.cfg.max_events.is_some_and(|max| self.printed >= max)
     }
 
     /// Prints the pending entries (calls still blocked) of threads other than
     /// `except` as `name(args) ...`, once each; true when output failed.
     fn flush_pending(&mut self, except: Option<u32>, out: &mut Sink) -> bool {
-        if self.pending.values().all(|(_, shown)| *shown) {
+        if self.max_reached() || self.pending.values().all(|(_, shown)| *shown) {
             return false;
         }
         let mut tids: Vec<u32> = self

@@ -311,3 +311,13 @@ fn a_blocked_call_is_shown_unfinished_then_continued() {
     let pid = parse_line(continued).and_then(|l| l.ret.split(' ').next()?.parse::<i32>().ok());
     assert!(pid.is_some_and(|p| p > 0), "returns the child's pid{r}");
 }
+
+#[test]
+fn max_events_stops_after_exactly_n_lines() {
+    if !bpf_ready("max_events_stops_after_exactly_n_lines") {
+        return;
+    }
+    let r = run(rtrace().args(["--max-events", "5", "--", "ls", "/"]), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    assert_eq!(r.trace_lines().len(), 5, "{r}");
+}

@@ -45,8 +45,7 @@ impl FdTable {
         if !self.enabled || !rec.has_entry() {
             return;
         }
-        let fds: Vec<i32> = Self::fd_args(info, rec).collect();
-        for fd in fds {
+        for fd in Self::fd_args(info, rec) {
             let root = self.proc_root;
             self.paths.entry((rec.pid, fd)).or_insert_with(|| {
                 std::fs::read_link(format!("{root}/{}/fd/{fd}", rec.pid))
