@@ -12,14 +12,15 @@ use std::{
 
 use aya::{
     Ebpf,
-    maps::{MapData, PerCpuArray, RingBuf},
+    maps::{Array, MapData, PerCpuArray, RingBuf},
 };
 use thiserror::Error;
 use trace_common::{
     SyscallRecord,
     maps::{
         COUNTER_DROPPED, COUNTER_LOST_TASKS, COUNTER_STATS_LOST, COUNTERS, EVENTS, FILTER_ALWAYS,
-        FILTER_UNTIL_EXEC, PIDS_FILTERED, PIDS_TO_TRACE, TRACE_ARM_ON_EXEC, TRACE_ON,
+        FILTER_UNTIL_EXEC, HANDOFF_GAUGE, PIDS_FILTERED, PIDS_TO_TRACE, TRACE_ARM_ON_EXEC,
+        TRACE_ON,
     },
     record::{KIND_ENTRY_READS, REC_PENDING},
 };
@@ -361,6 +362,14 @@ fn event_loop(
     })?;
     let to_trace = PidMapFd::new(loader::map_fd(bpf, PIDS_TO_TRACE)?);
     let follow_targets = matches!(cfg.targets, Targets::Pids(_) | Targets::Tids(_));
+    let handoffs: Array<&MapData, u64> = Array::try_from(
+        bpf.map(HANDOFF_GAUGE)
+            .ok_or(LoadError::MissingMap(HANDOFF_GAUGE))?,
+    )
+    .map_err(|e| SessionError::Io {
+        what: "opening the fork hand-off gauge".into(),
+        source: io::Error::other(e),
+    })?;
 
     let mut printer = Printer {
         catalog,
@@ -419,7 +428,12 @@ fn event_loop(
             exit_code = Some(code);
             done = true;
         }
-        if follow_targets && to_trace.is_empty().unwrap_or(false) {
+        // Every target has exited, and no child of theirs is still on its way in
+        // (forked, not yet returned to user space where it is adopted).
+        if follow_targets
+            && to_trace.is_empty().unwrap_or(false)
+            && handoffs.get(&0, 0).unwrap_or(0) == 0
+        {
             // Every target has exited (children were added as they forked).
             done = true;
         }

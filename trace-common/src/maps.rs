@@ -61,6 +61,9 @@ pub const FILTER_ALWAYS: u32 = 1;
 /// until it execs (its set-up before the exec is rtrace's doing).
 pub const FILTER_UNTIL_EXEC: u32 = 2;
 
+/// Array of one u64: forked children of traced tasks not yet adopted (a gauge).
+pub const HANDOFF_GAUGE: &str = "handoff_gauge";
+
 /// Load-time globals (`EbpfLoader::override_global`).
 pub mod globals {
     /// u32: 1 traces every task (`-a`, `-u`), only `pids_filtered` applies.
