@@ -36,6 +36,14 @@ pub struct Args {
     #[arg(short = 'u', long = "uid", value_name = "USER|UID")]
     pub uid: Option<String>,
 
+    /// Only the syscalls made on these CPUs (a list like 0,2-3).
+    #[arg(short = 'C', long = "cpu", value_name = "CPUS")]
+    pub cpu: Option<String>,
+
+    /// Accepted for perf compatibility.
+    #[arg(short = 'f', long = "force", hide = true)]
+    pub force: bool,
+
     /// Never report these processes (comma list).
     #[arg(long = "filter-pids", value_name = "PID[,PID...]")]
     pub filter_pids: Vec<String>,

@@ -37,6 +37,8 @@ pub enum ConfigError {
     BadDuration(f64),
     #[error(transparent)]
     Selection(#[from] SelectionError),
+    #[error("invalid CPU list '{0}' for -C/--cpu: expected numbers or ranges like 0,2-3 below {1}")]
+    BadCpus(String, u32),
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -69,6 +71,8 @@ pub struct Config {
     pub pid_map_entries: u32,
     pub verbose: u8,
     pub summary: Option<Summary>,
+    /// `-C`: the CPUs watched; `None` watches all.
+    pub cpus: Option<Vec<u32>>,
     /// `-e`: the syscall numbers to trace; `None` traces all.
     pub selection: Option<Vec<u32>>,
     /// Warnings to print before starting (`rtrace: skipping unknown syscall 'x'`).
@@ -134,6 +138,37 @@ pub fn parse_ring_size(s: &str) -> Result<u32, ConfigError> {
         .checked_next_power_of_two()
         .ok_or_else(bad)?;
     u32::try_from(bytes).map_err(|_| bad())
+}
+
+/// `-C`: `0,2-3` -> [0, 2, 3], each below `ncpus`.
+pub fn parse_cpus(list: &str, ncpus: u32) -> Result<Vec<u32>, ConfigError> {
+    let bad = || ConfigError::BadCpus(list.into(), ncpus);
+    let mut cpus = Vec::new();
+    for item in list.split(',').map(str::trim) {
+        let (lo, hi) = match item.split_once('-') {
+            Some((a, b)) => (
+                a.trim().parse().map_err(|_| bad())?,
+                b.trim().parse().map_err(|_| bad())?,
+            ),
+            None => {
+                let c: u32 = item.parse().map_err(|_| bad())?;
+                (c, c)
+            }
+        };
+        if lo > hi || hi >= ncpus {
+            return Err(bad());
+        }
+        cpus.extend(lo..=hi);
+    }
+    cpus.sort_unstable();
+    cpus.dedup();
+    Ok(cpus)
+}
+
+fn configured_cpus() -> u32 {
+    // SAFETY: sysconf has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) };
+    u32::try_from(n).unwrap_or(1).max(1)
 }
 
 /// Resolves a user name or number.
@@ -248,7 +283,13 @@ pub fn resolve_with(
         .and_then(|v| v.parse().ok())
         .filter(|&n: &u32| n > 0)
         .unwrap_or(trace_common::maps::PID_MAP_ENTRIES);
+    let cpus = args
+        .cpu
+        .as_deref()
+        .map(|l| parse_cpus(l, configured_cpus()))
+        .transpose()?;
     Ok(Config {
+        cpus,
         pid_map_entries,
         selection,
         warnings,
@@ -402,6 +443,21 @@ mod tests {
         assert!(c.selection.unwrap().len() >= 3);
         let e = resolve(args(&["-e", "nosuch", "--", "true"]), live).unwrap_err();
         assert_eq!(e.to_string(), "-e 'nosuch' selects no syscall");
+    }
+
+    #[test]
+    fn cpu_lists() {
+        assert_eq!(parse_cpus("0,2-3", 4).unwrap(), [0, 2, 3]);
+        assert_eq!(parse_cpus("1, 1", 2).unwrap(), [1]);
+        assert!(parse_cpus("4", 4).is_err());
+        assert!(parse_cpus("3-1", 4).is_err());
+        assert!(parse_cpus("x", 4).is_err());
+        let e = resolve(args(&["-C", "999999", "--", "true"]), live).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("invalid CPU list '999999' for -C/--cpu"),
+            "{e}"
+        );
     }
 
     #[test]

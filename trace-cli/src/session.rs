@@ -115,6 +115,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         summary_flags: summary_flags(cfg.summary.as_ref()),
         selective: cfg.selection.is_some(),
         pid_map_entries: cfg.pid_map_entries,
+        cpu_filter: cfg.cpus.is_some(),
     };
     if cfg.verbose > 0 {
         eprintln!("rtrace: {settings:?}");
@@ -140,6 +141,9 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     )?;
     let classes = classes::syscall_classes(cfg.selection.as_deref(), shows_unfinished(&cfg));
     loader::write_classes(&mut bpf, &classes)?;
+    if let Some(cpus) = &cfg.cpus {
+        loader::write_cpus(&mut bpf, cpus)?;
+    }
     let mut catalog = Catalog::new(tracefs);
     if settings.summary_flags & trace_common::stats::SUMMARY_RECORDS != 0 {
         catalog.preload();

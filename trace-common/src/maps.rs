@@ -61,6 +61,11 @@ pub const FILTER_ALWAYS: u32 = 1;
 /// until it execs (its set-up before the exec is rtrace's doing).
 pub const FILTER_UNTIL_EXEC: u32 = 2;
 
+/// Array of u32 by CPU number: 1 for the CPUs `-C` watches (used only when the
+/// `CPU_FILTER` global is set).
+pub const CPUS: &str = "cpus";
+pub const MAX_CPUS: u32 = 4096;
+
 /// Array of one u64: forked children of traced tasks not yet adopted (a gauge).
 pub const HANDOFF_GAUGE: &str = "handoff_gauge";
 
@@ -83,6 +88,8 @@ pub mod globals {
     /// u32: byte offset of `group_dead` in the `sched_process_exit` record, 0 when
     /// the kernel has no such field (then the group leader's exit stands for it).
     pub const EXIT_GROUP_DEAD_OFF: &str = "EXIT_GROUP_DEAD_OFF";
+    /// u32: 1 when `-C` chose CPUs (see `CPUS`).
+    pub const CPU_FILTER: &str = "CPU_FILTER";
     /// u32: 1 when `-e` chose syscalls (see `CLASS_SELECTED`).
     pub const SELECTIVE: &str = "SELECTIVE";
     /// u32: `trace_common::stats::SUMMARY_*` bits: records, aggregation, total, errno.

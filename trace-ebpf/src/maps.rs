@@ -6,7 +6,7 @@ use aya_ebpf::{
     maps::{Array, HashMap, PerCpuArray, RingBuf},
 };
 use trace_common::{
-    maps::{CLASS_SELECTED, COUNTER_SLOTS, PID_MAP_ENTRIES, SYSCALL_INDEXES},
+    maps::{CLASS_SELECTED, COUNTER_SLOTS, MAX_CPUS, PID_MAP_ENTRIES, SYSCALL_INDEXES},
     record::InflightCall,
 };
 
@@ -41,10 +41,27 @@ pub fn class_of(nr: u32) -> u32 {
     SYSCALL_CLASS.get(nr).copied().unwrap_or(0)
 }
 
-/// Whether `-e` lets a syscall of this class through.
+/// `-C`: the CPUs watched.
+#[map(name = "cpus")]
+pub static CPUS: Array<u32> = Array::with_max_entries(MAX_CPUS, 0);
+
+#[unsafe(no_mangle)]
+pub static CPU_FILTER: Global<u32> = Global::new(0);
+
+/// Whether `-e` (and `-C`) let a syscall of this class, on this CPU, through.
 #[inline(always)]
 pub fn selected(class: u32) -> bool {
-    SELECTIVE.load() == 0 || class & CLASS_SELECTED != 0
+    (SELECTIVE.load() == 0 || class & CLASS_SELECTED != 0) && on_watched_cpu()
+}
+
+#[inline(always)]
+fn on_watched_cpu() -> bool {
+    if CPU_FILTER.load() == 0 {
+        return true;
+    }
+    // SAFETY: the helper has no preconditions.
+    let cpu = unsafe { aya_ebpf::helpers::bpf_get_smp_processor_id() };
+    CPUS.get(cpu).is_some_and(|v| *v != 0)
 }
 
 /// Per-CPU counters, indexed by `trace_common::maps::COUNTER_*`.

@@ -274,3 +274,41 @@ fn uid_traces_only_that_users_tasks() {
         );
     }
 }
+
+#[test]
+fn cpu_list_keeps_only_the_calls_made_there() {
+    if !bpf_ready("cpu_list_keeps_only_the_calls_made_there") {
+        return;
+    }
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        eprintln!("SKIPPED cpu_list_keeps_only_the_calls_made_there: one CPU");
+        return;
+    }
+    let r = rtrace_tests::run(
+        rtrace_tests::rtrace().args([
+            "-C",
+            "1",
+            "-e",
+            "exit_group",
+            "--",
+            "sh",
+            "-c",
+            "taskset -c 0 sh -c 'exit 3'; taskset -c 1 sh -c 'exit 4'; true",
+        ]),
+        Duration::from_secs(60),
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let exits: Vec<String> = lines_of(&r.stderr)
+        .iter()
+        .filter(|l| l.name == "exit_group")
+        .map(|l| l.args.to_string())
+        .collect();
+    assert!(
+        exits.contains(&"error_code: 4".to_string()),
+        "CPU 1's exit shows{r}"
+    );
+    assert!(
+        !exits.contains(&"error_code: 3".to_string()),
+        "CPU 0's does not{r}"
+    );
+}

@@ -9,7 +9,7 @@ use aya::{
 use thiserror::Error;
 use trace_common::{
     augment::{AUG_PLAN, AUG_PLAN_ENTRIES, AugPlan},
-    maps::{SYSCALL_CLASS, globals},
+    maps::{CPUS, MAX_CPUS, SYSCALL_CLASS, globals},
 };
 
 const LIFECYCLE: [&str; 3] = [
@@ -55,6 +55,8 @@ pub struct Settings {
     pub selective: bool,
     /// Tasks `pids_to_trace` and `pids_filtered` hold.
     pub pid_map_entries: u32,
+    /// `-C` chose CPUs (written with [`write_cpus`]).
+    pub cpu_filter: bool,
 }
 
 pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
@@ -66,6 +68,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
     let (ns_dev, ns_ino) = s.pidns.unwrap_or((0, 0));
     let exit_off = s.exit_group_dead_off.unwrap_or(0);
     let selective = flag(s.selective);
+    let cpu_filter = flag(s.cpu_filter);
     // Wake the reader when a quarter of the ring is waiting; it also drains on a timer.
     let wakeup = u64::from(s.ring_bytes / 4);
     let mut bpf = EbpfLoader::new()
@@ -81,6 +84,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .override_global(globals::WAKEUP_BYTES, &wakeup, true)
         .override_global(globals::SUMMARY_FLAGS, &s.summary_flags, true)
         .override_global(globals::SELECTIVE, &selective, true)
+        .override_global(globals::CPU_FILTER, &cpu_filter, true)
         .map_max_entries(trace_common::maps::EVENTS, s.ring_bytes)
         .map_max_entries(trace_common::maps::PIDS_TO_TRACE, s.pid_map_entries)
         .map_max_entries(trace_common::maps::PIDS_FILTERED, s.pid_map_entries)
@@ -162,6 +166,19 @@ pub fn write_classes(bpf: &mut Ebpf, classes: &[(u32, u32)]) -> Result<(), LoadE
         array
             .set(idx, bits, 0)
             .map_err(|_| LoadError::MissingMap(SYSCALL_CLASS))?;
+    }
+    Ok(())
+}
+
+/// `-C`: the CPUs watched.
+pub fn write_cpus(bpf: &mut Ebpf, cpus: &[u32]) -> Result<(), LoadError> {
+    let map = bpf.map_mut(CPUS).ok_or(LoadError::MissingMap(CPUS))?;
+    let mut array: Array<&mut MapData, u32> =
+        Array::try_from(map).map_err(|_| LoadError::MissingMap(CPUS))?;
+    for &cpu in cpus.iter().filter(|&&c| c < MAX_CPUS) {
+        array
+            .set(cpu, 1, 0)
+            .map_err(|_| LoadError::MissingMap(CPUS))?;
     }
     Ok(())
 }
