@@ -8,8 +8,8 @@ use aya::{
 };
 use thiserror::Error;
 use trace_common::{
-    augment::{AUG_PLAN, AUG_PLAN_ENTRIES, AugPlan},
-    maps::{CPUS, MAX_CPUS, SYSCALL_CLASS, globals},
+    augment::{AUG_PLAN, AugPlan},
+    maps::{CPUS, SYSCALL_CLASS, globals},
 };
 
 const LIFECYCLE: [&str; 3] = [
@@ -28,6 +28,12 @@ pub enum LoadError {
     MissingProgram(&'static str),
     #[error("the eBPF object has no map '{0}'")]
     MissingMap(&'static str),
+    #[error("writing the map '{name}' failed: {source}")]
+    MapWrite {
+        name: &'static str,
+        #[source]
+        source: aya::maps::MapError,
+    },
     #[error("attaching {name} failed: {source}")]
     Attach {
         name: &'static str,
@@ -135,52 +141,45 @@ pub fn attach_syscalls(bpf: &mut Ebpf) -> Result<(), LoadError> {
     Ok(())
 }
 
+/// Sets entries of the array map `name`. Indexes past the map are left out: nothing
+/// in the kernel can ask for them.
+fn write_array<V: aya::Pod>(
+    bpf: &mut Ebpf,
+    name: &'static str,
+    entries: impl IntoIterator<Item = (u32, V)>,
+) -> Result<(), LoadError> {
+    let map = bpf.map_mut(name).ok_or(LoadError::MissingMap(name))?;
+    let mut array: Array<&mut MapData, V> =
+        Array::try_from(map).map_err(|source| LoadError::MapWrite { name, source })?;
+    let len = array.len();
+    for (index, value) in entries.into_iter().filter(|(i, _)| *i < len) {
+        array
+            .set(index, value, 0)
+            .map_err(|source| LoadError::MapWrite { name, source })?;
+    }
+    Ok(())
+}
+
 /// Tells the kernel side what to copy from user memory for each syscall.
 pub fn write_aug_plans(
     bpf: &mut Ebpf,
     plans: impl Iterator<Item = (u32, AugPlan)>,
 ) -> Result<(), LoadError> {
-    let map = bpf
-        .map_mut(AUG_PLAN)
-        .ok_or(LoadError::MissingMap(AUG_PLAN))?;
-    let mut array: Array<&mut MapData, AugPlan> =
-        Array::try_from(map).map_err(|_| LoadError::MissingMap(AUG_PLAN))?;
-    for (nr, plan) in plans {
-        if nr < AUG_PLAN_ENTRIES && plan != AugPlan::default() {
-            array
-                .set(nr, plan, 0)
-                .map_err(|_| LoadError::MissingMap(AUG_PLAN))?;
-        }
-    }
-    Ok(())
+    write_array(
+        bpf,
+        AUG_PLAN,
+        plans.filter(|(_, plan)| *plan != AugPlan::default()),
+    )
 }
 
 /// Writes each syscall's class bits (`decode::classes`).
 pub fn write_classes(bpf: &mut Ebpf, classes: &[(u32, u32)]) -> Result<(), LoadError> {
-    let map = bpf
-        .map_mut(SYSCALL_CLASS)
-        .ok_or(LoadError::MissingMap(SYSCALL_CLASS))?;
-    let mut array: Array<&mut MapData, u32> =
-        Array::try_from(map).map_err(|_| LoadError::MissingMap(SYSCALL_CLASS))?;
-    for &(idx, bits) in classes {
-        array
-            .set(idx, bits, 0)
-            .map_err(|_| LoadError::MissingMap(SYSCALL_CLASS))?;
-    }
-    Ok(())
+    write_array(bpf, SYSCALL_CLASS, classes.iter().copied())
 }
 
 /// `-C`: the CPUs watched.
 pub fn write_cpus(bpf: &mut Ebpf, cpus: &[u32]) -> Result<(), LoadError> {
-    let map = bpf.map_mut(CPUS).ok_or(LoadError::MissingMap(CPUS))?;
-    let mut array: Array<&mut MapData, u32> =
-        Array::try_from(map).map_err(|_| LoadError::MissingMap(CPUS))?;
-    for &cpu in cpus.iter().filter(|&&c| c < MAX_CPUS) {
-        array
-            .set(cpu, 1, 0)
-            .map_err(|_| LoadError::MissingMap(CPUS))?;
-    }
-    Ok(())
+    write_array(bpf, CPUS, cpus.iter().map(|&cpu| (cpu, 1u32)))
 }
 
 /// Stops the syscall programs (their links are dropped); the maps stay readable.
