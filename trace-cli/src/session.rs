@@ -18,9 +18,9 @@ use thiserror::Error;
 use trace_common::{
     SyscallRecord,
     maps::{
-        COUNTER_DROPPED, COUNTER_LOST_TASKS, COUNTER_STATS_LOST, COUNTERS, EVENTS, FILTER_ALWAYS,
-        FILTER_UNTIL_EXEC, HANDOFF_GAUGE, PIDS_FILTERED, PIDS_TO_TRACE, TRACE_ARM_ON_EXEC,
-        TRACE_ON,
+        CLASS_EXEC, COUNTER_DROPPED, COUNTER_LOST_TASKS, COUNTER_STATS_LOST, COUNTERS, EVENTS,
+        FILTER_ALWAYS, FILTER_UNTIL_EXEC, HANDOFF_GAUGE, PIDS_FILTERED, PIDS_TO_TRACE,
+        TRACE_ARM_ON_EXEC, TRACE_ON,
     },
     record::{KIND_ENTRY_READS, REC_PENDING},
 };
@@ -146,7 +146,18 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     }
     let mut catalog = Catalog::new(tracefs);
     if settings.summary_flags & trace_common::stats::SUMMARY_RECORDS != 0 {
-        catalog.preload();
+        // Only what can be recorded needs a plan: the selection, and execve, which
+        // starts a held workload whatever -e says.
+        match &cfg.selection {
+            Some(nrs) => {
+                let exec = classes
+                    .iter()
+                    .filter(|(_, c)| c & CLASS_EXEC != 0)
+                    .map(|(i, _)| *i);
+                catalog.preload(nrs.iter().copied().chain(exec));
+            }
+            None => catalog.preload(0..syscall_table::MAX_NR),
+        }
         loader::write_aug_plans(&mut bpf, catalog.described().map(|(nr, i)| (nr, i.plan)))?;
     }
     loader::attach_syscalls(&mut bpf)?;

@@ -112,9 +112,9 @@ impl<S: FormatSource> Catalog<S> {
         }
     }
 
-    /// Describes every syscall of the table now (to plan the kernel's copies).
-    pub fn preload(&mut self) {
-        for nr in 0..syscall_table::MAX_NR {
+    /// Describes these syscalls now (to plan the kernel's copies).
+    pub fn preload(&mut self, indexes: impl IntoIterator<Item = u32>) {
+        for nr in indexes {
             if syscall_table::name(nr).is_some() {
                 self.get(nr);
             }
