@@ -371,6 +371,18 @@ impl Drop for Tracer {
     }
 }
 
+/// The thread ids of process `pid`, from /proc (empty once it is gone).
+pub fn threads(pid: u32) -> Vec<u32> {
+    let Ok(dir) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut tids: Vec<u32> = dir
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    tids.sort_unstable();
+    tids
+}
+
 /// A fresh, empty directory for one test's files.
 pub fn scratch_dir(tag: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("rtrace-{tag}-{}", std::process::id()));

@@ -18,8 +18,9 @@ use thiserror::Error;
 use trace_common::{
     SyscallRecord,
     maps::{
-        CLASS_EXEC, COUNTER_DROPPED, COUNTER_LOST_TASKS, COUNTER_STATS_LOST, COUNTERS, EVENTS,
-        FILTER_ALWAYS, FILTER_UNTIL_EXEC, HANDOFF_GAUGE, PIDS_FILTERED, PIDS_TO_TRACE,
+        CLASS_EXEC, COUNTER_DROPPED, COUNTER_LOST_HANDOFF, COUNTER_LOST_TASKS, COUNTER_LOST_UNSEEN,
+        COUNTER_STATS_LOST, COUNTERS, EVENTS, FILTER_ALWAYS, FILTER_UNTIL_EXEC, FORK_HANDOFF,
+        HANDOFFS, HANDOFFS_GIVEN, HANDOFFS_SETTLED, PIDS_FILTERED, PIDS_TO_TRACE,
         TRACE_ARM_ON_EXEC, TRACE_ON,
     },
     record::{KIND_ENTRY_READS, REC_PENDING},
@@ -29,6 +30,7 @@ use crate::{
     config::{Config, Targets},
     decode::{Catalog, beauty::Beauty, classes, fd_table::FdTable, syscall_table},
     kernel::{
+        features::{self, GroupExit, Missing},
         loader::{self, LoadError, Settings},
         map_ops::PidMapFd,
         pidns::PidNs,
@@ -43,7 +45,7 @@ use crate::{
         summary::SummaryOptions,
     },
     pids::{
-        proc_stat::{Liveness, task_liveness},
+        proc_stat::{Liveness, process_liveness, task_liveness},
         prune::prune,
         targets,
     },
@@ -57,6 +59,8 @@ pub enum SessionError {
     Privilege(#[from] NotPrivileged),
     #[error(transparent)]
     Tracefs(#[from] TracefsError),
+    #[error(transparent)]
+    Kernel(#[from] Missing),
     #[error(transparent)]
     Load(#[from] LoadError),
     #[error(transparent)]
@@ -90,7 +94,19 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     let fork_off = tracefs.require_field_offset("sched", "sched_process_fork", "child_pid")?;
     let exit_off = tracefs.field_offset("sched", "sched_process_exit", "group_dead")?;
     let exec_off = tracefs.require_field_offset("sched", "sched_process_exec", "filename")?;
+    let exec_old_pid_off =
+        tracefs.require_field_offset("sched", "sched_process_exec", "old_pid")?;
     let ns = PidNs::current().map_err(io_err("reading /proc/self/ns/pid"))?;
+    features::require(!ns.is_initial())?;
+    let forced = std::env::var("RTRACE_GROUP_EXIT").ok();
+    let group_exit =
+        features::choose_group_exit(exit_off, features::group_live_offsets, forced.as_deref());
+    if cfg.verbose > 0 || group_exit == GroupExit::Leader {
+        eprintln!(
+            "rtrace: a process ends with its last thread, told by {}",
+            group_exit.describe()
+        );
+    }
 
     let (trace_all, filter_uid, argv) = match &cfg.targets {
         Targets::Workload(argv) => (false, None, Some(argv)),
@@ -109,8 +125,9 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         key_by_tid,
         pidns: (!ns.is_initial()).then_some((ns.dev, ns.ino)),
         fork_child_pid_off: fork_off,
-        exit_group_dead_off: exit_off,
+        group_exit,
         exec_filename_off: exec_off,
+        exec_old_pid_off,
         ring_bytes: cfg.ring_bytes,
         summary_flags: summary_flags(cfg.summary.as_ref()),
         selective: cfg.selection.is_some(),
@@ -205,11 +222,29 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
             ended.stats_lost
         );
     }
-    if ended.lost_tasks > 0 {
-        eprintln!(
-            "rtrace: {} tasks could not be traced: the pid map was full",
-            ended.lost_tasks
-        );
+    for (count, why) in [
+        (
+            ended.lost.full_map,
+            format!(
+                "the map {PIDS_TO_TRACE} was full (it holds {} tasks; raise RTRACE_PID_MAP_ENTRIES)",
+                settings.pid_map_entries
+            ),
+        ),
+        (
+            ended.lost.full_handoff,
+            format!(
+                "the map {FORK_HANDOFF} of children on their way in was full (it holds {} tasks; raise RTRACE_PID_MAP_ENTRIES)",
+                settings.pid_map_entries
+            ),
+        ),
+        (
+            ended.lost.unseen,
+            "they run in a pid namespace that rtrace's own cannot see into (run rtrace in the host's pid namespace)".to_string(),
+        ),
+    ] {
+        if count > 0 {
+            eprintln!("rtrace: {count} child tasks could not be traced: {why}");
+        }
     }
     Ok(ended.exit_code)
 }
@@ -258,7 +293,12 @@ fn write_pid_maps(
     max_entries: u32,
 ) -> Result<(), SessionError> {
     let filtered = PidMapFd::new(loader::map_fd(bpf, PIDS_FILTERED)?);
-    let mut filter = cfg.filter_pids.clone();
+    // pids_filtered is keyed by process: a thread's number stands for its process.
+    let mut filter: Vec<u32> = cfg
+        .filter_pids
+        .iter()
+        .map(|&p| targets::process_of(p).unwrap_or(p))
+        .collect();
     if let Targets::System { .. } = cfg.targets {
         filter.extend(targets::ancestors_to_filter(&targets::ancestors()));
     }
@@ -282,31 +322,44 @@ fn write_pid_maps(
         }
         Targets::Pids(pids) => {
             for &pid in pids {
+                // As perf does, a thread's number given to -p traces its whole process.
+                let process = targets::process_of(pid).unwrap_or(pid);
+                if process != pid && cfg.verbose > 0 {
+                    eprintln!(
+                        "rtrace: {pid} is a thread of process {process}: tracing the process"
+                    );
+                }
                 if key_by_tid {
                     // A process that exits now simply has no threads left to list.
-                    let tids = targets::threads_of(pid).unwrap_or_default();
+                    let tids = targets::threads_of(process).unwrap_or_default();
                     keys.extend(tids.into_iter().map(|t| (t, TRACE_ON)));
                 } else {
-                    keys.push((pid, TRACE_ON));
+                    keys.push((process, TRACE_ON));
                 }
             }
         }
         Targets::Tids(tids) => keys.extend(tids.iter().map(|&t| (t, TRACE_ON))),
         Targets::System { .. } => {}
     }
+    keys.sort_unstable();
+    keys.dedup();
     for (key, flags) in keys {
         to_trace
             .insert(key, flags)
             .map_err(io_err(format!("writing {key} to {PIDS_TO_TRACE}")))?;
     }
 
-    // After the last write: drop what died before the exit program could see it.
-    for (name, fd) in [(PIDS_FILTERED, filtered), (PIDS_TO_TRACE, to_trace)] {
-        let mut fd = fd;
-        let stats = prune(&mut fd, max_entries, |pid| {
-            task_liveness(pid) == Liveness::Alive
-        })
-        .map_err(io_err(format!("pruning {name}")))?;
+    // After the last write: drop what died before the exit program could see it. A
+    // process key stays while any of its threads lives, a thread key while it does.
+    let by_process = |pid| process_liveness(pid) == Liveness::Alive;
+    let by_thread = |tid| task_liveness(tid) == Liveness::Alive;
+    let to_trace_alive: &dyn Fn(u32) -> bool = if key_by_tid { &by_thread } else { &by_process };
+    for (name, mut fd, alive) in [
+        (PIDS_FILTERED, filtered, &by_process as &dyn Fn(u32) -> bool),
+        (PIDS_TO_TRACE, to_trace, to_trace_alive),
+    ] {
+        let stats =
+            prune(&mut fd, max_entries, alive).map_err(io_err(format!("pruning {name}")))?;
         if cfg.verbose > 0 {
             eprintln!("rtrace: pruned {name}: {stats:?}");
         }
@@ -341,9 +394,16 @@ fn reap(pid: u32) -> Option<i32> {
     }
 }
 
+/// Children of targets that could not be followed, by cause.
+struct LostTasks {
+    full_map: u64,
+    full_handoff: u64,
+    unseen: u64,
+}
+
 struct Ended {
     exit_code: i32,
-    lost_tasks: u64,
+    lost: LostTasks,
     stats_lost: u64,
 }
 
@@ -378,11 +438,10 @@ fn event_loop(
     let to_trace = PidMapFd::new(loader::map_fd(bpf, PIDS_TO_TRACE)?);
     let follow_targets = matches!(cfg.targets, Targets::Pids(_) | Targets::Tids(_));
     let handoffs: Array<&MapData, u64> = Array::try_from(
-        bpf.map(HANDOFF_GAUGE)
-            .ok_or(LoadError::MissingMap(HANDOFF_GAUGE))?,
+        bpf.map(HANDOFFS).ok_or(LoadError::MissingMap(HANDOFFS))?,
     )
     .map_err(|e| SessionError::Io {
-        what: "opening the fork hand-off gauge".into(),
+        what: "opening the fork hand-off counts".into(),
         source: io::Error::other(e),
     })?;
 
@@ -444,13 +503,15 @@ fn event_loop(
             done = true;
         }
         // Every target has exited, and no child of theirs is still on its way in
-        // (forked, not yet returned to user space where it is adopted).
-        if follow_targets
-            && to_trace.is_empty().unwrap_or(false)
-            && handoffs.get(&0, 0).unwrap_or(0) == 0
-        {
-            // Every target has exited (children were added as they forked).
-            done = true;
+        // (forked, not yet returned to user space where it is adopted). The order of
+        // the reads matters: see `trace_common::maps::HANDOFFS`.
+        if follow_targets {
+            let settled = handoffs.get(&HANDOFFS_SETTLED, 0).unwrap_or(0);
+            if to_trace.is_empty().unwrap_or(false)
+                && handoffs.get(&HANDOFFS_GIVEN, 0).unwrap_or(0) == settled
+            {
+                done = true;
+            }
         }
         if signals::stop_requested().is_some() {
             // Give a workload hit by the same Ctrl-C a moment to finish.
@@ -475,7 +536,11 @@ fn event_loop(
     };
     Ok(Ended {
         exit_code,
-        lost_tasks: counter_sum(&counters, COUNTER_LOST_TASKS),
+        lost: LostTasks {
+            full_map: counter_sum(&counters, COUNTER_LOST_TASKS),
+            full_handoff: counter_sum(&counters, COUNTER_LOST_HANDOFF),
+            unseen: counter_sum(&counters, COUNTER_LOST_UNSEEN),
+        },
         stats_lost: counter_sum(&counters, COUNTER_STATS_LOST),
     })
 }

@@ -12,6 +12,9 @@ pub const PIDS_TO_TRACE: &str = "pids_to_trace";
 pub const PIDS_FILTERED: &str = "pids_filtered";
 /// Ring buffer carrying [`crate::SyscallRecord`]s.
 pub const EVENTS: &str = "events";
+/// Hash map, key: kernel tid of a child just forked by a traced task, value: the
+/// parent's `TRACE_*` flags, until the child first returns to user space.
+pub const FORK_HANDOFF: &str = "fork_handoff";
 /// Array of u32 indexed by syscall index: the `CLASS_*` bits of each syscall, written
 /// by user space from its tables before tracing starts.
 pub const SYSCALL_CLASS: &str = "syscall_class";
@@ -36,15 +39,16 @@ pub const COUNTERS: &str = "counters";
 
 /// Records dropped because the ring buffer was full.
 pub const COUNTER_DROPPED: u32 = 0;
-/// Tasks that could not be followed because `pids_to_trace` (or the fork hand-off
-/// map) was full.
+/// Children of traced tasks that could not be followed: `pids_to_trace` was full.
 pub const COUNTER_LOST_TASKS: u32 = 1;
-/// Forked children handed off to their first return to user space and not yet picked
-/// up (a gauge, not a count: it goes down again).
-pub const COUNTER_PENDING_FORKS: u32 = 2;
+/// Children lost because the fork hand-off map was full.
+pub const COUNTER_LOST_HANDOFF: u32 = 2;
 /// Syscalls that could not be counted for the summary: a stats map was full.
 pub const COUNTER_STATS_LOST: u32 = 3;
-pub const COUNTER_SLOTS: u32 = 4;
+/// Children of traced tasks that could not be followed: they run in a pid namespace
+/// that rtrace's own cannot see into.
+pub const COUNTER_LOST_UNSEEN: u32 = 4;
+pub const COUNTER_SLOTS: u32 = 5;
 
 /// `pids_to_trace` value bit: the task is traced.
 pub const TRACE_ON: u32 = 1;
@@ -66,8 +70,24 @@ pub const FILTER_UNTIL_EXEC: u32 = 2;
 pub const CPUS: &str = "cpus";
 pub const MAX_CPUS: u32 = 4096;
 
-/// Array of one u64: forked children of traced tasks not yet adopted (a gauge).
-pub const HANDOFF_GAUGE: &str = "handoff_gauge";
+/// Array of two monotonic u64 counts: children of traced tasks handed off at fork
+/// (`HANDOFFS_GIVEN`) and hand-offs settled (`HANDOFFS_SETTLED`: the child adopted
+/// into `pids_to_trace`, or gone). The kernel side settles only after the insert, so
+/// a reader that reads SETTLED, then `pids_to_trace`, then GIVEN, and finds the map
+/// empty and the two equal, knows that no child is on its way in.
+pub const HANDOFFS: &str = "handoffs";
+pub const HANDOFFS_GIVEN: u32 = 0;
+pub const HANDOFFS_SETTLED: u32 = 1;
+
+/// `GROUP_EXIT_BY`: the leader's exit stands for the group's (a guess, wrong when the
+/// leader exits before other threads; used only when nothing better is there).
+pub const GROUP_EXIT_LEADER: u32 = 0;
+/// `GROUP_EXIT_BY`: the tracepoint's own `group_dead` field (new kernels: 6.18 has it, 6.12
+/// and 6.1 do not).
+pub const GROUP_EXIT_FIELD: u32 = 1;
+/// `GROUP_EXIT_BY`: the group's live-thread count, `current->signal->live`, which the
+/// kernel decrements before the tracepoint: 0 means this was the last thread.
+pub const GROUP_EXIT_LIVE: u32 = 2;
 
 /// Load-time globals (`EbpfLoader::override_global`).
 pub mod globals {
@@ -85,9 +105,18 @@ pub mod globals {
     pub const PIDNS_INO: &str = "PIDNS_INO";
     /// u32: byte offset of `child_pid` in the `sched_process_fork` record.
     pub const FORK_CHILD_PID_OFF: &str = "FORK_CHILD_PID_OFF";
-    /// u32: byte offset of `group_dead` in the `sched_process_exit` record, 0 when
-    /// the kernel has no such field (then the group leader's exit stands for it).
+    /// u32: how `sched_process_exit` tells that a task's whole thread group is gone:
+    /// one of `GROUP_EXIT_*`.
+    pub const GROUP_EXIT_BY: &str = "GROUP_EXIT_BY";
+    /// u32: byte offset of `group_dead` in the `sched_process_exit` record
+    /// (`GROUP_EXIT_FIELD`).
     pub const EXIT_GROUP_DEAD_OFF: &str = "EXIT_GROUP_DEAD_OFF";
+    /// u32 pair: byte offsets of `task_struct.signal` and `signal_struct.live.counter`,
+    /// from the kernel's BTF (`GROUP_EXIT_LIVE`).
+    pub const TASK_SIGNAL_OFF: &str = "TASK_SIGNAL_OFF";
+    pub const SIGNAL_LIVE_OFF: &str = "SIGNAL_LIVE_OFF";
+    /// u32: byte offset of `old_pid` in the `sched_process_exec` record.
+    pub const EXEC_OLD_PID_OFF: &str = "EXEC_OLD_PID_OFF";
     /// u32: 1 when `-C` chose CPUs (see `CPUS`).
     pub const CPU_FILTER: &str = "CPU_FILTER";
     /// u32: 1 when `-e` chose syscalls (see `CLASS_SELECTED`).

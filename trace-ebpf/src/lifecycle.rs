@@ -2,17 +2,23 @@
 //! (rare events; their record layouts come from tracefs, offsets set by the loader).
 
 use aya_ebpf::{
-    EbpfContext, helpers::bpf_get_current_pid_tgid, macros::tracepoint, programs::TracePointContext,
+    EbpfContext,
+    helpers::{bpf_get_current_pid_tgid, bpf_get_current_task, bpf_probe_read_kernel},
+    macros::tracepoint,
+    programs::TracePointContext,
 };
-use trace_common::maps::{COUNTER_LOST_TASKS, FILTER_UNTIL_EXEC, TRACE_ARM_ON_EXEC};
+use trace_common::maps::{
+    COUNTER_LOST_HANDOFF, FILTER_UNTIL_EXEC, GROUP_EXIT_FIELD, GROUP_EXIT_LIVE, HANDOFFS_GIVEN,
+    HANDOFFS_SETTLED, TRACE_ARM_ON_EXEC,
+};
 
 use crate::{
     maps::{
-        EXEC_FILENAME_OFF, EXIT_GROUP_DEAD_OFF, FORK_CHILD_PID_OFF, FORK_HANDOFF, INFLIGHT,
-        INHERIT, KEY_BY_TID, PIDNS_INO, PIDS_FILTERED, PIDS_TO_TRACE, TRACE_ALL, bump,
-        handoff_gauge, handoff_gauge_add,
+        EXEC_FILENAME_OFF, EXEC_OLD_PID_OFF, EXIT_GROUP_DEAD_OFF, FORK_CHILD_PID_OFF, FORK_HANDOFF,
+        GROUP_EXIT_BY, INFLIGHT, INHERIT, KEY_BY_TID, PIDNS_INO, PIDS_FILTERED, PIDS_TO_TRACE,
+        SIGNAL_LIVE_OFF, TASK_SIGNAL_OFF, TRACE_ALL, bump, handoffs_bump, handoffs_waiting,
     },
-    task::current_ids,
+    task::{Ids, current_ids},
 };
 
 /// Runs in the parent. `child_pid` is the kernel's number for the child, which the
@@ -45,10 +51,10 @@ fn on_fork(ctx: &TracePointContext) -> Option<()> {
         .insert(child, flags & !TRACE_ARM_ON_EXEC, 0)
         .is_err()
     {
-        bump(COUNTER_LOST_TASKS);
+        bump(COUNTER_LOST_HANDOFF);
         return None;
     }
-    handoff_gauge_add(1);
+    handoffs_bump(HANDOFFS_GIVEN);
     Some(())
 }
 
@@ -63,26 +69,57 @@ pub fn sched_process_exit(ctx: TracePointContext) -> u32 {
 fn on_task_exit(ctx: &TracePointContext) -> Option<()> {
     let kernel_tid = bpf_get_current_pid_tgid() as u32;
     let _ = INFLIGHT.remove(kernel_tid);
-    if handoff_gauge() != 0 && FORK_HANDOFF.remove(kernel_tid).is_ok() {
-        handoff_gauge_add(u64::MAX);
+    if handoffs_waiting() && FORK_HANDOFF.remove(kernel_tid).is_ok() {
+        handoffs_bump(HANDOFFS_SETTLED);
     }
     let ids = current_ids()?;
-    let off = EXIT_GROUP_DEAD_OFF.load();
-    let group_dead = if off != 0 {
-        // SAFETY: the offset of `bool group_dead` in this tracepoint's record.
-        unsafe { ctx.read_at::<u8>(off as usize) }.ok()? != 0
-    } else {
-        // No group_dead field (older kernels): the leader's exit stands for the group.
-        ids.tid == ids.pid
-    };
     if KEY_BY_TID.load() != 0 {
         let _ = PIDS_TO_TRACE.remove(ids.tid);
     }
-    if group_dead {
+    if group_dead(ctx, &ids) {
         let _ = PIDS_TO_TRACE.remove(ids.pid);
         let _ = PIDS_FILTERED.remove(ids.pid);
     }
     Some(())
+}
+
+/// Is the exiting task the last of its thread group? A process stays a target until
+/// its last thread exits, whichever thread that is (the leader may go first, with
+/// `pthread_exit` or when another thread execs).
+#[inline(always)]
+fn group_dead(ctx: &TracePointContext, ids: &Ids) -> bool {
+    match GROUP_EXIT_BY.load() {
+        GROUP_EXIT_FIELD => {
+            // SAFETY: the offset of `bool group_dead` in this tracepoint's record.
+            let field = unsafe { ctx.read_at::<u8>(EXIT_GROUP_DEAD_OFF.load() as usize) };
+            if let Ok(v) = field {
+                return v != 0;
+            }
+        }
+        GROUP_EXIT_LIVE => {
+            if let Some(live) = live_threads() {
+                return live <= 0;
+            }
+        }
+        _ => {}
+    }
+    // Nothing better: the leader's exit stands for the group's.
+    ids.tid == ids.pid
+}
+
+/// `current->signal->live`: do_exit has already taken the exiting thread off it.
+#[inline(always)]
+fn live_threads() -> Option<i32> {
+    // SAFETY: the helper has no preconditions.
+    let task = unsafe { bpf_get_current_task() } as *const u8;
+    // SAFETY: probe reads of kernel memory, at offsets from this kernel's BTF; a bad
+    // address makes the helper fail, never fault.
+    unsafe {
+        let signal: *const u8 =
+            bpf_probe_read_kernel(task.add(TASK_SIGNAL_OFF.load() as usize) as *const *const u8)
+                .ok()?;
+        bpf_probe_read_kernel(signal.add(SIGNAL_LIVE_OFF.load() as usize) as *const i32).ok()
+    }
 }
 
 /// Runs in the task that has just exec'd, before execve returns: keeps the path it
@@ -95,6 +132,12 @@ pub fn sched_process_exec(ctx: TracePointContext) -> u32 {
 
 #[inline(always)]
 fn on_exec(ctx: &TracePointContext) -> Option<()> {
+    let kernel_tid = bpf_get_current_pid_tgid() as u32;
+    // SAFETY: the offset of `pid_t old_pid` in this tracepoint's record.
+    let old_tid = unsafe { ctx.read_at::<i32>(EXEC_OLD_PID_OFF.load() as usize) }.ok()? as u32;
+    if old_tid != kernel_tid {
+        took_over_leader(old_tid, kernel_tid);
+    }
     let ids = current_ids()?;
     // SAFETY: a u32 value, copied.
     if unsafe { PIDS_FILTERED.get(ids.pid) }.copied() == Some(FILTER_UNTIL_EXEC) {
@@ -109,6 +152,30 @@ fn on_exec(ctx: &TracePointContext) -> Option<()> {
     let off = (loc & 0xffff) as usize;
     // SAFETY: the offset points inside the tracepoint's record.
     let src = unsafe { (ctx.as_ptr() as *const u8).add(off) };
-    crate::augment::keep_exec_file(bpf_get_current_pid_tgid() as u32, src);
+    crate::augment::keep_exec_file(kernel_tid, src);
     Some(())
+}
+
+/// A thread other than the leader exec'd: the kernel has killed the old leader and
+/// given this thread the leader's tid. What was kept under its old tid moves to the new
+/// one, so that execve's exit finds its entry, and nothing is left under a tid that
+/// the next task to get it would inherit.
+#[inline(always)]
+fn took_over_leader(old_tid: u32, kernel_tid: u32) {
+    if let Some(call) = INFLIGHT.get_ptr(old_tid) {
+        // SAFETY: a live map value, copied before the delete.
+        let call = unsafe { *call };
+        let _ = INFLIGHT.insert(kernel_tid, call, 0);
+        let _ = INFLIGHT.remove(old_tid);
+    }
+    // Keyed by thread (-t, --no-inherit): the thread is still the target under its new
+    // tid. Both numbers are the kernel's, which are rtrace's only in the initial pid
+    // namespace.
+    if KEY_BY_TID.load() != 0 && PIDNS_INO.load() == 0 {
+        // SAFETY: a u32 value, copied.
+        if let Some(flags) = unsafe { PIDS_TO_TRACE.get(old_tid) }.copied() {
+            let _ = PIDS_TO_TRACE.insert(kernel_tid, flags, 0);
+            let _ = PIDS_TO_TRACE.remove(old_tid);
+        }
+    }
 }

@@ -6,7 +6,10 @@ use aya_ebpf::{
     maps::{Array, HashMap, PerCpuArray, RingBuf},
 };
 use trace_common::{
-    maps::{CLASS_SELECTED, COUNTER_SLOTS, MAX_CPUS, PID_MAP_ENTRIES, SYSCALL_INDEXES},
+    maps::{
+        CLASS_SELECTED, COUNTER_SLOTS, HANDOFFS_GIVEN, HANDOFFS_SETTLED, MAX_CPUS, PID_MAP_ENTRIES,
+        SYSCALL_INDEXES,
+    },
     record::InflightCall,
 };
 
@@ -68,10 +71,12 @@ fn on_watched_cpu() -> bool {
 #[map(name = "counters")]
 pub static COUNTERS: PerCpuArray<u64> = PerCpuArray::with_max_entries(COUNTER_SLOTS, 0);
 
-/// Slot 0: how many `FORK_HANDOFF` entries are waiting. Shared by all CPUs, so it is
-/// updated atomically; it lets `sys_exit` skip the hand-off lookup when none wait.
-#[map(name = "handoff_gauge")]
-pub static HANDOFF_GAUGE: Array<u64> = Array::with_max_entries(1, 0);
+/// Two monotonic counts shared by all CPUs (updated atomically): slot 0, children
+/// handed off at fork; slot 1, hand-offs settled (adopted into `pids_to_trace`, or
+/// the child gone). Equal counts let `sys_exit` skip the hand-off lookup, and let user
+/// space tell that no child is on its way in (`trace_common::maps::HANDOFFS`).
+#[map(name = "handoffs")]
+pub static HANDOFFS: Array<u64> = Array::with_max_entries(2, 0);
 
 #[unsafe(no_mangle)]
 pub static TRACE_ALL: Global<u32> = Global::new(0);
@@ -88,7 +93,15 @@ pub static PIDNS_INO: Global<u64> = Global::new(0);
 #[unsafe(no_mangle)]
 pub static FORK_CHILD_PID_OFF: Global<u32> = Global::new(20);
 #[unsafe(no_mangle)]
+pub static GROUP_EXIT_BY: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
 pub static EXIT_GROUP_DEAD_OFF: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static TASK_SIGNAL_OFF: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static SIGNAL_LIVE_OFF: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static EXEC_OLD_PID_OFF: Global<u32> = Global::new(0);
 #[unsafe(no_mangle)]
 pub static EXEC_FILENAME_OFF: Global<u32> = Global::new(8);
 #[unsafe(no_mangle)]
@@ -102,16 +115,18 @@ pub fn bump(slot: u32) {
     }
 }
 
+/// Children handed off and not yet settled.
 #[inline(always)]
-pub fn handoff_gauge() -> u64 {
-    HANDOFF_GAUGE.get(0).copied().unwrap_or(0)
+pub fn handoffs_waiting() -> bool {
+    let count = |slot| HANDOFFS.get(slot).copied().unwrap_or(0);
+    count(HANDOFFS_GIVEN) != count(HANDOFFS_SETTLED)
 }
 
 #[inline(always)]
-pub fn handoff_gauge_add(delta: u64) {
-    if let Some(p) = HANDOFF_GAUGE.get_ptr_mut(0) {
+pub fn handoffs_bump(slot: u32) {
+    if let Some(p) = HANDOFFS.get_ptr_mut(slot) {
         // SAFETY: p points to a live map value.
-        unsafe { atomic_add(p, delta) };
+        unsafe { atomic_add(p, 1) };
     }
 }
 

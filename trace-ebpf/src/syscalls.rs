@@ -15,7 +15,7 @@ use trace_common::{
     augment::{AUG_AT_ENTRY, AUG_AT_EXIT, AUG_NO_ARG, AugPlan},
     maps::{
         CLASS_BLOCKING, CLASS_EXEC, CLASS_EXIT, CLASS_FORK, COMPAT_BASE, COUNTER_DROPPED,
-        COUNTER_LOST_TASKS, TRACE_ARM_ON_EXEC,
+        COUNTER_LOST_TASKS, COUNTER_LOST_UNSEEN, HANDOFFS_SETTLED, TRACE_ARM_ON_EXEC,
     },
     record::{
         InflightCall, KIND_ENTRY_READS, KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT, REC_PENDING,
@@ -26,8 +26,8 @@ use trace_common::{
 use crate::{
     augment,
     maps::{
-        EVENTS, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, WAKEUP_BYTES, bump, class_of, handoff_gauge,
-        handoff_gauge_add, selected,
+        EVENTS, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, WAKEUP_BYTES, bump, class_of, handoffs_bump,
+        handoffs_waiting, selected,
     },
     regs::{compat_syscall_args, is_compat, syscall_args, syscall_nr, user_sp},
     summary,
@@ -161,7 +161,7 @@ fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
         }
         return Some(());
     }
-    if handoff_gauge() != 0 {
+    if handoffs_waiting() {
         adopt_forked_child(kernel_tid);
     }
     // An exit without its entry: a call that was in progress when tracing began, or a
@@ -195,19 +195,22 @@ fn adopt_forked_child(kernel_tid: u32) {
     let Some(flags) = (unsafe { FORK_HANDOFF.get(kernel_tid) }).copied() else {
         return;
     };
-    if FORK_HANDOFF.remove(kernel_tid).is_ok() {
-        handoff_gauge_add(u64::MAX);
-    }
-    let Some(ids) = current_ids() else {
+    match current_ids() {
+        Some(ids) => {
+            const EEXIST: i32 = -17;
+            match PIDS_TO_TRACE.insert(ids.trace_key(), flags, BPF_NOEXIST as u64) {
+                Ok(()) => {}
+                Err(e) if e == EEXIST => {}
+                Err(_) => bump(COUNTER_LOST_TASKS),
+            }
+        }
         // In a pid namespace that rtrace's cannot see into.
-        bump(COUNTER_LOST_TASKS);
-        return;
-    };
-    const EEXIST: i32 = -17;
-    match PIDS_TO_TRACE.insert(ids.trace_key(), flags, BPF_NOEXIST as u64) {
-        Ok(()) => {}
-        Err(e) if e == EEXIST => {}
-        Err(_) => bump(COUNTER_LOST_TASKS),
+        None => bump(COUNTER_LOST_UNSEEN),
+    }
+    // Settled only now, after the insert: user space that finds every hand-off
+    // settled and pids_to_trace empty may end the session.
+    if FORK_HANDOFF.remove(kernel_tid).is_ok() {
+        handoffs_bump(HANDOFFS_SETTLED);
     }
 }
 

@@ -6,3 +6,4 @@ mod decode;
 mod lifecycle;
 mod summary;
 mod targets;
+mod threads;

@@ -7,6 +7,8 @@ use aya::{
     programs::{ProgramError, RawTracePoint, TracePoint},
 };
 use thiserror::Error;
+
+use super::{btf::GroupLiveOffsets, features::GroupExit};
 use trace_common::{
     augment::{AUG_PLAN, AugPlan},
     maps::{CPUS, SYSCALL_CLASS, globals},
@@ -52,8 +54,10 @@ pub struct Settings {
     /// Device and inode of rtrace's pid namespace; `None` in the initial namespace.
     pub pidns: Option<(u64, u64)>,
     pub fork_child_pid_off: u32,
-    pub exit_group_dead_off: Option<u32>,
+    /// How the exit program tells a thread group's end.
+    pub group_exit: GroupExit,
     pub exec_filename_off: u32,
+    pub exec_old_pid_off: u32,
     pub ring_bytes: u32,
     /// `trace_common::stats::SUMMARY_*` bits.
     pub summary_flags: u32,
@@ -72,7 +76,12 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
     let inherit = flag(s.inherit);
     let key_by_tid = flag(s.key_by_tid);
     let (ns_dev, ns_ino) = s.pidns.unwrap_or((0, 0));
-    let exit_off = s.exit_group_dead_off.unwrap_or(0);
+    let group_exit_by = s.group_exit.mode();
+    let (exit_off, live) = match s.group_exit {
+        GroupExit::Field(off) => (off, GroupLiveOffsets::default()),
+        GroupExit::Live(o) => (0, o),
+        GroupExit::Leader => (0, GroupLiveOffsets::default()),
+    };
     let selective = flag(s.selective);
     let cpu_filter = flag(s.cpu_filter);
     // Wake the reader when a quarter of the ring is waiting; it also drains on a timer.
@@ -85,8 +94,12 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .override_global(globals::PIDNS_DEV, &ns_dev, true)
         .override_global(globals::PIDNS_INO, &ns_ino, true)
         .override_global(globals::FORK_CHILD_PID_OFF, &s.fork_child_pid_off, true)
+        .override_global(globals::GROUP_EXIT_BY, &group_exit_by, true)
         .override_global(globals::EXIT_GROUP_DEAD_OFF, &exit_off, true)
+        .override_global(globals::TASK_SIGNAL_OFF, &live.task_signal, true)
+        .override_global(globals::SIGNAL_LIVE_OFF, &live.signal_live, true)
         .override_global(globals::EXEC_FILENAME_OFF, &s.exec_filename_off, true)
+        .override_global(globals::EXEC_OLD_PID_OFF, &s.exec_old_pid_off, true)
         .override_global(globals::WAKEUP_BYTES, &wakeup, true)
         .override_global(globals::SUMMARY_FLAGS, &s.summary_flags, true)
         .override_global(globals::SELECTIVE, &selective, true)
@@ -94,6 +107,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .map_max_entries(trace_common::maps::EVENTS, s.ring_bytes)
         .map_max_entries(trace_common::maps::PIDS_TO_TRACE, s.pid_map_entries)
         .map_max_entries(trace_common::maps::PIDS_FILTERED, s.pid_map_entries)
+        .map_max_entries(trace_common::maps::FORK_HANDOFF, s.pid_map_entries)
         .load(OBJECT)
         .map_err(LoadError::Load)?;
     // Verify every program now, before anything is attached or forked.

@@ -1,6 +1,8 @@
 //! The modules that touch the kernel: loading and attaching, bpf(2) map calls, tracefs,
 //! privileges and the pid namespace.
 
+pub mod btf;
+pub mod features;
 pub mod loader;
 pub mod map_ops;
 pub mod pidns;

@@ -39,6 +39,25 @@ pub fn task_liveness(pid: u32) -> Liveness {
     liveness_of(std::fs::read(format!("/proc/{pid}/stat")))
 }
 
+/// A whole process: alive while any of its threads is. Its own stat file shows only the
+/// leader, which stays a zombie while the other threads run on after it exited.
+pub fn process_liveness(tgid: u32) -> Liveness {
+    if task_liveness(tgid) == Liveness::Alive {
+        return Liveness::Alive;
+    }
+    let tids = match std::fs::read_dir(format!("/proc/{tgid}/task")) {
+        Ok(dir) => dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok()),
+        Err(e) => return liveness_of(Err(e)),
+    };
+    for tid in tids {
+        let stat = std::fs::read(format!("/proc/{tgid}/task/{tid}/stat"));
+        if liveness_of(stat) == Liveness::Alive {
+            return Liveness::Alive;
+        }
+    }
+    Liveness::Gone
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,5 +111,6 @@ mod tests {
     #[test]
     fn own_task_is_alive() {
         assert_eq!(task_liveness(std::process::id()), Liveness::Alive);
+        assert_eq!(process_liveness(std::process::id()), Liveness::Alive);
     }
 }

@@ -18,6 +18,23 @@ pub fn task_exists(pid: u32) -> bool {
     pid > 0 && fs::metadata(format!("/proc/{pid}")).is_ok()
 }
 
+/// The `Tgid:` line of /proc/<tid>/status: the process a thread belongs to.
+pub fn parse_tgid(status: &str) -> Option<u32> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Tgid:"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// The process of a task: the number itself for a process, its leader's for a thread
+/// (`/proc/<tid>` answers for any thread, though /proc does not list it), `None` when
+/// no such task is there.
+pub fn process_of(pid: u32) -> Option<u32> {
+    fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| parse_tgid(&s))
+}
+
 /// The parent pid: the second field after the state in /proc/<pid>/stat.
 pub fn parse_ppid(stat: &[u8]) -> Option<u32> {
     parse_state(stat)?;
@@ -101,5 +118,27 @@ mod tests {
         assert!(task_exists(me));
         assert!(threads_of(me).unwrap().contains(&me));
         assert!(!task_exists(0));
+        assert_eq!(process_of(me), Some(me));
+    }
+
+    #[test]
+    fn a_thread_belongs_to_its_process() {
+        assert_eq!(
+            parse_tgid("Name:\tx\nUmask:\t0022\nState:\tS\nTgid:\t812\nNgid:\t0\n"),
+            Some(812)
+        );
+        assert_eq!(parse_tgid("Name:\tx\n"), None);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let t = std::thread::spawn(move || {
+            // SAFETY: gettid has no preconditions.
+            tx.send(unsafe { libc::gettid() } as u32).unwrap();
+            let _ = done_rx.recv();
+        });
+        let tid = rx.recv().unwrap();
+        assert_ne!(tid, std::process::id());
+        assert_eq!(process_of(tid), Some(std::process::id()));
+        done_tx.send(()).unwrap();
+        t.join().unwrap();
     }
 }

@@ -1,0 +1,237 @@
+//! A process is one target from its first thread to its last, whichever thread that is:
+//! the leader may exit first (`pthread_exit`), or be replaced by a thread that execs.
+//! These paths differ between kernels (`group_dead` in `sched_process_exit` exists only
+//! on new ones), so each test also runs with `RTRACE_GROUP_EXIT=live`, the path the
+//! kernels without that field take.
+
+use std::{path::PathBuf, time::Duration};
+
+use rtrace_tests::{Bg, Run, Tracer, bpf_ready, compile_c, parse_line, rtrace, run, scratch_dir};
+
+/// The main thread starts a worker, waits until it runs, then `pthread_exit`s; the
+/// worker sleeps 0.2 s (the leader is long gone) and calls getppid 50 times.
+const LEADER_EXIT: &str = r#"
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+static volatile int started;
+static void *worker(void *arg) {
+    struct timespec ts = {0, 200000000};
+    started = 1;
+    nanosleep(&ts, 0);
+    for (int i = 0; i < 50; i++) getppid();
+    return 0;
+}
+int main(void) {
+    pthread_t t;
+    struct timespec ts = {0, 1000000};
+    pthread_create(&t, 0, worker, 0);
+    while (!started) nanosleep(&ts, 0);
+    pthread_exit(0);
+}
+"#;
+
+/// Without arguments: a worker thread (not the leader) execs this program again with
+/// the argument `child`, which calls getppid 20 times and exits.
+const THREAD_EXEC: &str = r#"
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+static char *self;
+static void *worker(void *arg) {
+    struct timespec ts = {0, 50000000};
+    nanosleep(&ts, 0);
+    char *argv[] = {self, "child", 0};
+    execv(self, argv);
+    return 0;
+}
+int main(int argc, char **argv) {
+    if (argc > 1) {
+        for (int i = 0; i < 20; i++) getppid();
+        return 0;
+    }
+    self = argv[0];
+    pthread_t t;
+    pthread_create(&t, 0, worker, 0);
+    for (;;) pause();
+}
+"#;
+
+/// The group-exit paths to test on this kernel: the one rtrace picks, and the
+/// live-count path that kernels without `group_dead` take.
+const MODES: [Option<&str>; 2] = [None, Some("live")];
+
+fn program(tag: &str, source: &str) -> PathBuf {
+    let dir = scratch_dir(tag);
+    let (r, bin) = compile_c(&dir, tag, source, &["-O1", "-pthread"]);
+    assert!(r.status.success(), "gcc failed{r}");
+    bin
+}
+
+fn traced(mode: Option<&str>, args: &[&str], bin: &PathBuf) -> Run {
+    let mut cmd = rtrace();
+    if let Some(m) = mode {
+        cmd.env("RTRACE_GROUP_EXIT", m);
+    }
+    cmd.args(args).arg("--").arg(bin);
+    run(&mut cmd, Duration::from_secs(30))
+}
+
+fn count(r: &Run, name: &str) -> usize {
+    r.stderr
+        .lines()
+        .filter_map(parse_line)
+        .filter(|l| l.name == name)
+        .count()
+}
+
+#[test]
+fn threads_that_outlive_their_leader_stay_traced() {
+    if !bpf_ready("threads_that_outlive_their_leader_stay_traced") {
+        return;
+    }
+    let bin = program("leaderexit", LEADER_EXIT);
+    for mode in MODES {
+        let r = traced(mode, &[], &bin);
+        assert_eq!(r.code(), Some(0), "mode {mode:?}{r}");
+        assert_eq!(count(&r, "getppid"), 50, "mode {mode:?}{r}");
+        let s = traced(mode, &["-s"], &bin);
+        let row = s
+            .stderr
+            .lines()
+            .find(|l| l.trim_start().starts_with("getppid"));
+        let calls = row.and_then(|l| l.split_whitespace().nth(1));
+        assert_eq!(calls, Some("50"), "mode {mode:?}{s}");
+    }
+}
+
+#[test]
+fn an_exec_from_a_thread_keeps_the_process_traced() {
+    if !bpf_ready("an_exec_from_a_thread_keeps_the_process_traced") {
+        return;
+    }
+    let bin = program("threadexec", THREAD_EXEC);
+    for mode in MODES {
+        let r = traced(mode, &[], &bin);
+        assert_eq!(r.code(), Some(0), "mode {mode:?}{r}");
+        let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+        let pid = lines.first().expect("a traced line").tid;
+        // The exec'ing thread's execve: entered under its own tid, returned under the
+        // leader's, shown whole, with the path it ran.
+        let execs: Vec<_> = lines
+            .iter()
+            .filter(|l| l.name == "execve" && l.ret == "0")
+            .collect();
+        assert_eq!(execs.len(), 2, "mode {mode:?}{r}");
+        let second = execs[1];
+        assert!(
+            second.args.contains(bin.to_str().unwrap()) && second.tid == pid,
+            "the thread's execve is whole and shown under the process's pid: mode {mode:?}{r}"
+        );
+        let after: Vec<_> = lines.iter().filter(|l| l.name == "getppid").collect();
+        assert_eq!(after.len(), 20, "mode {mode:?}{r}");
+        assert!(after.iter().all(|l| l.tid == pid), "mode {mode:?}{r}");
+    }
+}
+
+#[test]
+fn p_of_a_process_whose_leader_exited_is_traced_until_its_last_thread() {
+    if !bpf_ready("p_of_a_process_whose_leader_exited_is_traced_until_its_last_thread") {
+        return;
+    }
+    let dir = scratch_dir("pleader");
+    let go = dir.join("go");
+    // The leader exits at once; the worker waits for the go file, then calls getppid
+    // 30 times and ends the process.
+    let source = format!(
+        r#"
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+static void *worker(void *arg) {{
+    struct timespec ts = {{0, 20000000}};
+    while (access("{go}", F_OK) != 0) nanosleep(&ts, 0);
+    for (int i = 0; i < 30; i++) getppid();
+    return 0;
+}}
+int main(void) {{
+    pthread_t t;
+    pthread_create(&t, 0, worker, 0);
+    pthread_exit(0);
+}}
+"#,
+        go = go.display()
+    );
+    let (r, bin) = compile_c(&dir, "pleader", &source, &["-O1", "-pthread"]);
+    assert!(r.status.success(), "gcc failed{r}");
+    for mode in MODES {
+        let _ = std::fs::remove_file(&go);
+        let proc_ = Bg::spawn(&bin, &[]);
+        let pid = proc_.pid();
+        // Wait until the leader is a zombie and only the worker runs.
+        assert!(rtrace_tests::wait_for(Duration::from_secs(5), || {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')))
+        }));
+        let mut cmd = rtrace();
+        if let Some(m) = mode {
+            cmd.env("RTRACE_GROUP_EXIT", m);
+        }
+        cmd.args(["-v", "-p", &pid.to_string()]);
+        let t = Tracer::start_cmd(cmd);
+        std::thread::sleep(Duration::from_millis(300));
+        std::fs::write(&go, "").unwrap();
+        let r = t.wait(Duration::from_secs(15));
+        assert_eq!(r.code(), Some(0), "mode {mode:?}{r}");
+        assert_eq!(count(&r, "getppid"), 30, "mode {mode:?}{r}");
+        drop(proc_);
+    }
+}
+
+#[test]
+fn p_of_a_thread_id_traces_its_whole_process() {
+    if !bpf_ready("p_of_a_thread_id_traces_its_whole_process") {
+        return;
+    }
+    // A process with a second thread; -p is given the second thread's id, as perf
+    // accepts: the whole process is traced, and the session ends when it exits.
+    let dir = scratch_dir("ptid");
+    let go = dir.join("go");
+    let source = format!(
+        r#"
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+static void *worker(void *arg) {{
+    struct timespec ts = {{0, 20000000}};
+    while (access("{go}", F_OK) != 0) nanosleep(&ts, 0);
+    for (int i = 0; i < 10; i++) getppid();
+    return 0;
+}}
+int main(void) {{
+    pthread_t t;
+    pthread_create(&t, 0, worker, 0);
+    pthread_join(t, 0);
+    for (int i = 0; i < 10; i++) getpid();
+    return 0;
+}}
+"#,
+        go = go.display()
+    );
+    let (r, bin) = compile_c(&dir, "ptid", &source, &["-O1", "-pthread"]);
+    assert!(r.status.success(), "gcc failed{r}");
+    let proc_ = Bg::spawn(&bin, &[]);
+    let pid = proc_.pid();
+    let mut tid = None;
+    assert!(rtrace_tests::wait_for(Duration::from_secs(5), || {
+        tid = rtrace_tests::threads(pid).into_iter().find(|&t| t != pid);
+        tid.is_some()
+    }));
+    let tid = tid.unwrap();
+    let t = Tracer::start(&["-p", &tid.to_string()]);
+    std::fs::write(&go, "").unwrap();
+    let r = t.wait(Duration::from_secs(15));
+    assert_eq!(r.code(), Some(0), "{r}");
+    assert_eq!(count(&r, "getppid"), 10, "{r}");
+    assert_eq!(count(&r, "getpid"), 10, "the leader is traced too{r}");
+}

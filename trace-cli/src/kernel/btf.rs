@@ -1,0 +1,402 @@
+//! Struct member offsets from the kernel's BTF (`/sys/kernel/btf/vmlinux`).
+//!
+//! aya's Rust programs have no CO-RE field relocations, so where a program must read a
+//! kernel struct the loader finds the offsets here and passes them as globals. Only
+//! member lookups are needed, so this is a single pass over the type section that
+//! records where each type starts, then follows a path of member names: no type is
+//! decoded beyond what the path touches (a full BTF parse of vmlinux takes ~0.4 s,
+//! this takes a few ms).
+
+use std::{fs, io, path::Path};
+
+use thiserror::Error;
+
+pub const VMLINUX: &str = "/sys/kernel/btf/vmlinux";
+
+const MAGIC: u16 = 0xeb9f;
+const HEADER_MIN: usize = 24;
+const TYPE_HEADER: usize = 12;
+
+// BTF kinds (include/uapi/linux/btf.h).
+const KIND_INT: u32 = 1;
+const KIND_ARRAY: u32 = 3;
+const KIND_STRUCT: u32 = 4;
+const KIND_UNION: u32 = 5;
+const KIND_ENUM: u32 = 6;
+const KIND_TYPEDEF: u32 = 8;
+const KIND_VOLATILE: u32 = 9;
+const KIND_CONST: u32 = 10;
+const KIND_RESTRICT: u32 = 11;
+const KIND_FUNC_PROTO: u32 = 13;
+const KIND_VAR: u32 = 14;
+const KIND_DATASEC: u32 = 15;
+const KIND_DECL_TAG: u32 = 17;
+const KIND_TYPE_TAG: u32 = 18;
+const KIND_ENUM64: u32 = 19;
+const KIND_MAX: u32 = 19;
+
+#[derive(Debug, Error)]
+pub enum BtfError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("malformed BTF: {0}")]
+    Malformed(&'static str),
+    #[error("BTF has no struct {0}")]
+    NoStruct(String),
+    #[error("BTF struct {0} has no member {1}")]
+    NoMember(String, String),
+}
+
+/// The type section indexed by id, over the raw bytes.
+pub struct Btf {
+    data: Vec<u8>,
+    types: std::ops::Range<usize>,
+    strings: std::ops::Range<usize>,
+    /// Byte offset (in `data`) of each type; index = type id (id 0, void, has none).
+    starts: Vec<usize>,
+}
+
+/// What a type header says.
+#[derive(Clone, Copy)]
+struct TypeHead {
+    name_off: u32,
+    kind: u32,
+    vlen: usize,
+    kind_flag: bool,
+    size_or_type: u32,
+    at: usize,
+}
+
+impl Btf {
+    pub fn from_sys() -> Result<Self, BtfError> {
+        Self::from_file(Path::new(VMLINUX))
+    }
+
+    pub fn from_file(path: &Path) -> Result<Self, BtfError> {
+        let data = fs::read(path).map_err(|source| BtfError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::parse(data)
+    }
+
+    pub fn parse(data: Vec<u8>) -> Result<Self, BtfError> {
+        let u16_at = |o: usize| data.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+        if u16_at(0) != Some(MAGIC) {
+            return Err(BtfError::Malformed("not little-endian BTF"));
+        }
+        let word = |o: usize| -> Result<usize, BtfError> {
+            read_u32(&data, o)
+                .map(|v| v as usize)
+                .ok_or(BtfError::Malformed("short header"))
+        };
+        let hdr_len = word(4)?;
+        if hdr_len < HEADER_MIN {
+            return Err(BtfError::Malformed("short header"));
+        }
+        let (type_off, type_len) = (word(8)?, word(12)?);
+        let (str_off, str_len) = (word(16)?, word(20)?);
+        let types = hdr_len + type_off..hdr_len + type_off + type_len;
+        let strings = hdr_len + str_off..hdr_len + str_off + str_len;
+        if types.end > data.len() || strings.end > data.len() {
+            return Err(BtfError::Malformed("section past the end"));
+        }
+        let mut btf = Btf {
+            data,
+            types,
+            strings,
+            starts: vec![0],
+        };
+        let mut at = btf.types.start;
+        while at < btf.types.end {
+            let head = btf.head_at(at)?;
+            btf.starts.push(at);
+            at += TYPE_HEADER + trailer_len(head.kind, head.vlen)?;
+        }
+        if at != btf.types.end {
+            return Err(BtfError::Malformed("type section does not end on a type"));
+        }
+        Ok(btf)
+    }
+
+    fn head_at(&self, at: usize) -> Result<TypeHead, BtfError> {
+        let word = |o: usize| read_u32(&self.data, at + o).ok_or(BtfError::Malformed("short type"));
+        let info = word(4)?;
+        Ok(TypeHead {
+            name_off: word(0)?,
+            kind: (info >> 24) & 0x1f,
+            vlen: (info & 0xffff) as usize,
+            kind_flag: info >> 31 == 1,
+            size_or_type: word(8)?,
+            at,
+        })
+    }
+
+    fn head(&self, id: u32) -> Result<TypeHead, BtfError> {
+        let at = *self
+            .starts
+            .get(id as usize)
+            .filter(|_| id != 0)
+            .ok_or(BtfError::Malformed("type id out of range"))?;
+        self.head_at(at)
+    }
+
+    fn name(&self, off: u32) -> &[u8] {
+        let start = self.strings.start + off as usize;
+        let tail = self.data.get(start..self.strings.end).unwrap_or_default();
+        let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
+        &tail[..end]
+    }
+
+    /// Follows typedefs and qualifiers to the type they name.
+    fn resolve(&self, mut id: u32) -> Result<TypeHead, BtfError> {
+        for _ in 0..32 {
+            let h = self.head(id)?;
+            match h.kind {
+                KIND_TYPEDEF | KIND_VOLATILE | KIND_CONST | KIND_RESTRICT | KIND_TYPE_TAG => {
+                    id = h.size_or_type
+                }
+                _ => return Ok(h),
+            }
+        }
+        Err(BtfError::Malformed("typedef chain too long"))
+    }
+
+    /// The struct named `name` (the first with members, not a forward declaration).
+    fn struct_named(&self, name: &str) -> Result<TypeHead, BtfError> {
+        (1..self.starts.len() as u32)
+            .filter_map(|id| self.head(id).ok())
+            .find(|h| {
+                h.kind == KIND_STRUCT && h.vlen > 0 && self.name(h.name_off) == name.as_bytes()
+            })
+            .ok_or_else(|| BtfError::NoStruct(name.into()))
+    }
+
+    /// Bit offset and type id of `member` in the struct or union `h`, looking through
+    /// anonymous struct and union members (as C does).
+    fn member(&self, h: TypeHead, member: &str, depth: u32) -> Option<(u32, u32)> {
+        if depth > 8 || !matches!(h.kind, KIND_STRUCT | KIND_UNION) {
+            return None;
+        }
+        for i in 0..h.vlen {
+            let at = h.at + TYPE_HEADER + i * 12;
+            let name_off = read_u32(&self.data, at)?;
+            let ty = read_u32(&self.data, at + 4)?;
+            let raw = read_u32(&self.data, at + 8)?;
+            let bits = if h.kind_flag { raw & 0x00ff_ffff } else { raw };
+            if name_off == 0 {
+                let inner = self.resolve(ty).ok()?;
+                if let Some((off, ty)) = self.member(inner, member, depth + 1) {
+                    return Some((bits + off, ty));
+                }
+            } else if self.name(name_off) == member.as_bytes() {
+                return Some((bits, ty));
+            }
+        }
+        None
+    }
+
+    /// Byte offset of `path` (member names, each within the previous one's type)
+    /// from the start of struct `root`: `("signal_struct", &["live", "counter"])`.
+    pub fn offset_of(&self, root: &str, path: &[&str]) -> Result<u32, BtfError> {
+        let mut h = self.struct_named(root)?;
+        let mut bits = 0;
+        let mut within = root.to_string();
+        for (i, m) in path.iter().enumerate() {
+            let (off, ty) = self
+                .member(h, m, 0)
+                .ok_or_else(|| BtfError::NoMember(within.clone(), (*m).into()))?;
+            bits += off;
+            within = path[..=i].join(".");
+            within.insert_str(0, &format!("{root}."));
+            if i + 1 < path.len() {
+                h = self.resolve(ty)?;
+            }
+        }
+        if !bits.is_multiple_of(8) {
+            return Err(BtfError::Malformed("member is a bit field"));
+        }
+        Ok(bits / 8)
+    }
+}
+
+fn read_u32(data: &[u8], at: usize) -> Option<u32> {
+    let b = data.get(at..at + 4)?;
+    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+/// Bytes that follow a type's 12-byte header.
+fn trailer_len(kind: u32, vlen: usize) -> Result<usize, BtfError> {
+    Ok(match kind {
+        KIND_INT | KIND_VAR | KIND_DECL_TAG => 4,
+        KIND_ARRAY => 12,
+        KIND_STRUCT | KIND_UNION | KIND_DATASEC | KIND_ENUM64 => vlen * 12,
+        KIND_ENUM | KIND_FUNC_PROTO => vlen * 8,
+        k if k <= KIND_MAX => 0,
+        _ => return Err(BtfError::Malformed("unknown type kind")),
+    })
+}
+
+/// Where `current->signal->live` is: the count of the thread group's live threads,
+/// which `do_exit` decrements before the `sched_process_exit` tracepoint fires.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GroupLiveOffsets {
+    pub task_signal: u32,
+    pub signal_live: u32,
+}
+
+impl GroupLiveOffsets {
+    pub fn find(btf: &Btf) -> Result<Self, BtfError> {
+        Ok(Self {
+            task_signal: btf.offset_of("task_struct", &["signal"])?,
+            signal_live: btf.offset_of("signal_struct", &["live", "counter"])?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Builds a little BTF blob: types are (name, kind, vlen/kind_flag info, size_or_type,
+    /// trailer words).
+    struct Builder {
+        strings: Vec<u8>,
+        types: Vec<u8>,
+    }
+
+    impl Builder {
+        fn new() -> Self {
+            Self {
+                strings: vec![0],
+                types: Vec::new(),
+            }
+        }
+
+        fn s(&mut self, name: &str) -> u32 {
+            if name.is_empty() {
+                return 0;
+            }
+            let off = self.strings.len() as u32;
+            self.strings.extend_from_slice(name.as_bytes());
+            self.strings.push(0);
+            off
+        }
+
+        fn ty(&mut self, name: &str, kind: u32, vlen: u32, flag: bool, size: u32, tail: &[u32]) {
+            let name = self.s(name);
+            let info = (u32::from(flag) << 31) | (kind << 24) | vlen;
+            for w in [name, info, size].iter().chain(tail) {
+                self.types.extend_from_slice(&w.to_le_bytes());
+            }
+        }
+
+        fn members(&mut self, list: &[(&str, u32, u32)]) -> Vec<u32> {
+            list.iter()
+                .flat_map(|&(n, ty, off)| [self.s(n), ty, off])
+                .collect()
+        }
+
+        fn build(self) -> Vec<u8> {
+            let mut out = Vec::new();
+            out.extend_from_slice(&MAGIC.to_le_bytes());
+            out.extend_from_slice(&[1, 0]);
+            for w in [24, 0, self.types.len() as u32, self.types.len() as u32] {
+                out.extend_from_slice(&w.to_le_bytes());
+            }
+            out.extend_from_slice(&(self.strings.len() as u32).to_le_bytes());
+            out.extend_from_slice(&self.types);
+            out.extend_from_slice(&self.strings);
+            out
+        }
+    }
+
+    /// 1 int, 2 atomic_t {counter}, 3 typedef atomic_t, 4 signal_struct, 5 ptr to 4,
+    /// 6 an enum, 7 anonymous union holding `signal`, 8 task_struct (kind_flag set).
+    fn sample() -> Vec<u8> {
+        let mut b = Builder::new();
+        b.ty("int", KIND_INT, 0, false, 4, &[32]);
+        let m = b.members(&[("counter", 1, 0)]);
+        b.ty("", KIND_STRUCT, 1, false, 4, &m);
+        b.ty("atomic_t", KIND_TYPEDEF, 0, false, 2, &[]);
+        let m = b.members(&[("sigcnt", 1, 0), ("live", 3, 32)]);
+        b.ty("signal_struct", KIND_STRUCT, 2, false, 8, &m);
+        b.ty("", 2, 0, false, 4, &[]);
+        let e = [b.s("A"), 0, b.s("B"), 1];
+        b.ty("e", KIND_ENUM, 2, false, 4, &e);
+        let m = b.members(&[("signal", 5, 0), ("other", 1, 0)]);
+        b.ty("", KIND_UNION, 2, false, 8, &m);
+        // kind_flag: offsets carry a bit-field size in their top byte.
+        let m = b.members(&[("state", 1, 0), ("flags", 1, (3 << 24) | 32), ("", 7, 128)]);
+        b.ty("task_struct", KIND_STRUCT, 3, true, 32, &m);
+        b.build()
+    }
+
+    #[test]
+    fn finds_nested_and_anonymous_members() {
+        let btf = Btf::parse(sample()).unwrap();
+        assert_eq!(btf.offset_of("signal_struct", &["live"]).unwrap(), 4);
+        assert_eq!(
+            btf.offset_of("signal_struct", &["live", "counter"])
+                .unwrap(),
+            4
+        );
+        assert_eq!(btf.offset_of("task_struct", &["signal"]).unwrap(), 16);
+        assert_eq!(
+            GroupLiveOffsets::find(&btf).unwrap(),
+            GroupLiveOffsets {
+                task_signal: 16,
+                signal_live: 4
+            }
+        );
+    }
+
+    #[test]
+    fn missing_names_are_errors() {
+        let btf = Btf::parse(sample()).unwrap();
+        assert!(matches!(
+            btf.offset_of("mm_struct", &["x"]),
+            Err(BtfError::NoStruct(_))
+        ));
+        let e = btf
+            .offset_of("signal_struct", &["live", "nope"])
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "BTF struct signal_struct.live has no member nope"
+        );
+    }
+
+    #[test]
+    fn malformed_input_is_refused() {
+        assert!(Btf::parse(vec![0; 8]).is_err());
+        let mut bad = sample();
+        bad.truncate(bad.len() - 10);
+        assert!(Btf::parse(bad).is_err());
+        let mut odd = sample();
+        // Claim one more byte of types than there are: the walk cannot end on a type.
+        odd[12] += 1;
+        odd[16] += 1;
+        assert!(Btf::parse(odd).is_err());
+    }
+
+    #[test]
+    fn this_kernel_has_the_group_live_count() {
+        // Every kernel rtrace supports has BTF; this reads the running one's.
+        if !Path::new(VMLINUX).exists() {
+            eprintln!("SKIPPED this_kernel_has_the_group_live_count: no {VMLINUX}");
+            return;
+        }
+        let btf = Btf::from_sys().unwrap();
+        let o = GroupLiveOffsets::find(&btf).unwrap();
+        assert!(
+            o.task_signal > 0 && o.task_signal.is_multiple_of(8),
+            "{o:?}"
+        );
+        assert!(o.signal_live.is_multiple_of(4), "{o:?}");
+    }
+}

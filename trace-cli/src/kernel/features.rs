@@ -1,0 +1,188 @@
+//! What this kernel offers, asked before anything is loaded: the features rtrace cannot
+//! do without (one line naming the missing one, nothing attached), and the choices
+//! where it has more than one way (said at `-v`).
+
+use aya::{
+    maps::MapType,
+    programs::ProgramType,
+    sys::{BpfHelper, is_helper_supported, is_map_supported, is_program_supported},
+};
+use thiserror::Error;
+use trace_common::maps::{GROUP_EXIT_FIELD, GROUP_EXIT_LEADER, GROUP_EXIT_LIVE};
+
+use super::btf::{Btf, GroupLiveOffsets};
+
+/// The oldest kernel with everything rtrace needs (the BPF ring buffer came last).
+pub const MIN_KERNEL: &str = "5.8";
+
+#[derive(Debug, Error)]
+#[error("this kernel lacks {what} (rtrace needs Linux {MIN_KERNEL} or later, with BPF enabled)")]
+pub struct Missing {
+    what: &'static str,
+}
+
+/// One required feature: its name for the user, and the probe.
+struct Required {
+    what: &'static str,
+    /// Only needed when rtrace runs in a pid namespace other than the initial one.
+    only_in_pidns: bool,
+    probe: fn() -> bool,
+}
+
+const REQUIRED: [Required; 4] = [
+    Required {
+        what: "raw tracepoint BPF programs",
+        only_in_pidns: false,
+        probe: || is_program_supported(ProgramType::RawTracePoint).unwrap_or(false),
+    },
+    Required {
+        what: "the BPF ring buffer",
+        only_in_pidns: false,
+        probe: || is_map_supported(MapType::RingBuf).unwrap_or(false),
+    },
+    Required {
+        what: "the bpf_probe_read_kernel helper",
+        only_in_pidns: false,
+        probe: || {
+            is_helper_supported(
+                ProgramType::TracePoint,
+                BpfHelper::BPF_FUNC_probe_read_kernel,
+            )
+            .unwrap_or(false)
+        },
+    },
+    Required {
+        what: "the bpf_get_ns_current_pid_tgid helper (needed inside a pid namespace)",
+        only_in_pidns: true,
+        probe: || {
+            is_helper_supported(
+                ProgramType::TracePoint,
+                BpfHelper::BPF_FUNC_get_ns_current_pid_tgid,
+            )
+            .unwrap_or(false)
+        },
+    },
+];
+
+/// Fails with the first missing feature.
+pub fn require(in_pidns: bool) -> Result<(), Missing> {
+    for r in REQUIRED.iter().filter(|r| in_pidns || !r.only_in_pidns) {
+        if !(r.probe)() {
+            return Err(Missing { what: r.what });
+        }
+    }
+    Ok(())
+}
+
+/// How the exit program tells that a thread group has ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupExit {
+    /// `sched_process_exit`'s own `group_dead` field, at this offset.
+    Field(u32),
+    /// The group's live-thread count, read through offsets from the kernel's BTF.
+    Live(GroupLiveOffsets),
+    /// The leader's exit taken for the group's: wrong when the leader goes first.
+    Leader,
+}
+
+impl GroupExit {
+    /// `trace_common::maps::GROUP_EXIT_*`.
+    pub fn mode(&self) -> u32 {
+        match self {
+            GroupExit::Field(_) => GROUP_EXIT_FIELD,
+            GroupExit::Live(_) => GROUP_EXIT_LIVE,
+            GroupExit::Leader => GROUP_EXIT_LEADER,
+        }
+    }
+
+    pub fn describe(&self) -> &'static str {
+        match self {
+            GroupExit::Field(_) => "the group_dead field of sched_process_exit",
+            GroupExit::Live(_) => "the thread group's live count (signal->live, via BTF)",
+            GroupExit::Leader => {
+                "the group leader's exit (no group_dead field, no BTF): threads that outlive their leader are lost"
+            }
+        }
+    }
+}
+
+/// Picks the best way the kernel offers: the tracepoint field, else the live count
+/// from BTF, else the leader. `forced` (the `RTRACE_GROUP_EXIT` variable: `field`,
+/// `live` or `leader`) asks for one, so that each path can be tested on any kernel;
+/// a forced way the kernel lacks falls back as usual.
+pub fn choose_group_exit(
+    field: Option<u32>,
+    live: impl FnOnce() -> Option<GroupLiveOffsets>,
+    forced: Option<&str>,
+) -> GroupExit {
+    match (forced, field) {
+        (Some("leader"), _) => return GroupExit::Leader,
+        (Some("live"), _) => {}
+        (_, Some(off)) => return GroupExit::Field(off),
+        (_, None) => {}
+    }
+    match (live(), field) {
+        (Some(o), _) => GroupExit::Live(o),
+        (None, Some(off)) => GroupExit::Field(off),
+        (None, None) => GroupExit::Leader,
+    }
+}
+
+/// The live-count offsets of the running kernel, if its BTF has them.
+pub fn group_live_offsets() -> Option<GroupLiveOffsets> {
+    let btf = Btf::from_sys().ok()?;
+    GroupLiveOffsets::find(&btf).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIVE: GroupLiveOffsets = GroupLiveOffsets {
+        task_signal: 2000,
+        signal_live: 4,
+    };
+
+    #[test]
+    fn prefers_the_field_then_btf_then_the_leader() {
+        assert_eq!(
+            choose_group_exit(Some(28), || Some(LIVE), None),
+            GroupExit::Field(28)
+        );
+        assert_eq!(
+            choose_group_exit(None, || Some(LIVE), None),
+            GroupExit::Live(LIVE)
+        );
+        assert_eq!(choose_group_exit(None, || None, None), GroupExit::Leader);
+    }
+
+    #[test]
+    fn forced_choices_fall_back_when_missing() {
+        assert_eq!(
+            choose_group_exit(Some(28), || Some(LIVE), Some("live")),
+            GroupExit::Live(LIVE)
+        );
+        assert_eq!(
+            choose_group_exit(Some(28), || None, Some("live")),
+            GroupExit::Field(28)
+        );
+        assert_eq!(
+            choose_group_exit(Some(28), || Some(LIVE), Some("leader")),
+            GroupExit::Leader
+        );
+        assert_eq!(
+            choose_group_exit(None, || Some(LIVE), Some("field")),
+            GroupExit::Live(LIVE)
+        );
+    }
+
+    #[test]
+    fn this_kernel_has_what_rtrace_needs() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("SKIPPED this_kernel_has_what_rtrace_needs: not root");
+            return;
+        }
+        require(true).unwrap();
+    }
+}
