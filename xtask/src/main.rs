@@ -4,6 +4,7 @@ mod bench;
 mod run;
 mod setup;
 mod test;
+mod vm;
 
 use std::process::Command;
 
@@ -33,11 +34,19 @@ enum Task {
         #[arg(long, default_value_t = 200_000)]
         calls: u64,
     },
-    /// Set up, then run formatting and lint checks, unit tests and the root integration tests.
+    /// Set up, then run formatting and lint checks, unit tests and the root integration tests;
+    /// with `--kernel 6.1|6.12|all`, only the root integration tests, inside VMs running
+    /// Debian's kernels of those series.
     Test {
         /// Skip `cargo fmt --check` and clippy.
         #[arg(long)]
         no_lint: bool,
+        /// Where the root integration tests run: native (the running kernel, the
+        /// default), 6.1, 6.12, or all (6.1 and 6.12), each in a QEMU VM.
+        #[arg(long, value_name = "native|6.1|6.12|all")]
+        kernel: Option<String>,
+        /// Test-name filters for the root integration tests, e.g. `-- lifecycle`.
+        filter: Vec<String>,
     },
 }
 
@@ -81,9 +90,17 @@ fn real_main() -> Result<()> {
             setup::setup()?;
             bench::bench(calls)
         }
-        Task::Test { no_lint } => {
+        Task::Test {
+            no_lint,
+            kernel,
+            filter,
+        } => {
+            let kernels = vm::Kernels::parse(kernel.as_deref().unwrap_or("native"))?;
             setup::setup()?;
-            test::test(!no_lint)
+            match kernels {
+                vm::Kernels::Native => test::test(!no_lint, &filter),
+                vm::Kernels::Series(series) => test::test_kernels(&series, &filter),
+            }
         }
     }
 }

@@ -6,9 +6,12 @@ use std::{
     process::Command,
 };
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
-use crate::run::run_step;
+use crate::{
+    run::{capture, run_step},
+    vm,
+};
 
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -27,7 +30,7 @@ fn packages<'a>(names: &'a [&'a str]) -> impl Iterator<Item = &'a str> {
     names.iter().flat_map(|n| ["-p", n])
 }
 
-pub fn test(lint: bool) -> Result<()> {
+pub fn test(lint: bool, filter: &[String]) -> Result<()> {
     let root = workspace_root();
     let cargo = || {
         let mut c = Command::new("cargo");
@@ -62,7 +65,44 @@ pub fn test(lint: bool) -> Result<()> {
         "integration tests (root, one at a time)",
         cargo()
             .args(["test", "-p", "rtrace-tests", "--", "--test-threads=1"])
+            .args(filter)
             .env("RTRACE_BIN", root.join("target/debug/rtrace")),
+    )
+}
+
+/// `cargo xtask test --kernel …`: builds rtrace and the root test executable on the
+/// host, then runs that executable in a VM per kernel series (see [`vm`]).
+pub fn test_kernels(series: &[&'static str], filter: &[String]) -> Result<()> {
+    let root = workspace_root();
+    vm::ensure_tools()?;
+    // The guest compiles with the host's gcc, -m32 included.
+    ensure_gcc_m32()?;
+    run_step(
+        "build rtrace",
+        Command::new("cargo")
+            .current_dir(&root)
+            .args(["build", "--package", "trace-cli"]),
+    )?;
+    let json = capture(
+        "build the root integration tests",
+        Command::new("cargo").current_dir(&root).args([
+            "test",
+            "-p",
+            "rtrace-tests",
+            "--no-run",
+            "--message-format=json",
+        ]),
+    )?;
+    let tests = vm::test_executable(&json, "root")
+        .context("cargo named no executable for the test target 'root'")?;
+    vm::run_matrix(
+        &root,
+        series,
+        &vm::Binaries {
+            rtrace: root.join("target/debug/rtrace"),
+            tests: tests.into(),
+        },
+        filter,
     )
 }
 
@@ -84,25 +124,7 @@ fn ensure_gcc_m32() -> Result<()> {
     };
     if !works() {
         eprintln!("xtask: installing gcc-multilib (for the 32-bit test)");
-        let install = || {
-            Command::new("apt-get")
-                .args(["install", "-y", "-qq", "gcc-multilib"])
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .status()
-                .is_ok_and(|s| s.success())
-        };
-        if !install() {
-            run_step(
-                "apt-get update",
-                Command::new("apt-get").args(["update", "-qq"]),
-            )?;
-            run_step(
-                "install gcc-multilib",
-                Command::new("apt-get")
-                    .args(["install", "-y", "-qq", "gcc-multilib"])
-                    .env("DEBIAN_FRONTEND", "noninteractive"),
-            )?;
-        }
+        vm::apt_install(&["gcc-multilib"])?;
     }
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())

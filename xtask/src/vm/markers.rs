@@ -1,0 +1,131 @@
+//! The lines the guest's /init and the test harness print on the console, and what the
+//! host reads from them.
+
+/// Printed once the host's root and the kernel file systems are mounted; the kernel
+/// release follows.
+pub const BOOTED: &str = "rtrace-vm: booted, kernel ";
+/// Printed after the test run; its exit status follows.
+pub const EXIT_STATUS: &str = "rtrace-vm: tests exited with status ";
+/// Printed when /init cannot set the guest up; what failed follows.
+pub const SETUP_FAILED: &str = "rtrace-vm: setup failed: ";
+
+#[derive(Debug, PartialEq)]
+pub enum Event {
+    Booted(String),
+    Exited(i32),
+    SetupFailed(String),
+    /// A libtest result line: the test's name and whether it passed.
+    Test(String, bool),
+    /// The kernel reports an oops, a BUG, a warning or a panic.
+    KernelTrouble(String),
+}
+
+/// What the kernel prints when something went wrong in it.
+const KERNEL_TROUBLE: [&str; 4] = ["Oops:", "BUG:", "WARNING:", "Kernel panic - not syncing"];
+
+/// What a console line tells, if anything.
+pub fn parse(line: &str) -> Option<Event> {
+    let line = line.trim_end();
+    // A kernel message without its newline may come first on the line.
+    let after = |marker: &str| line.find(marker).map(|i| &line[i + marker.len()..]);
+    if let Some(rest) = after(BOOTED) {
+        return Some(Event::Booted(rest.trim().to_string()));
+    }
+    if let Some(rest) = after(EXIT_STATUS) {
+        return rest.trim().parse().ok().map(Event::Exited);
+    }
+    if let Some(rest) = after(SETUP_FAILED) {
+        return Some(Event::SetupFailed(rest.to_string()));
+    }
+    if let Some(m) = KERNEL_TROUBLE.iter().find_map(|m| line.find(m)) {
+        return Some(Event::KernelTrouble(line[m..].to_string()));
+    }
+    // libtest: `test <name> ... ok` / `... FAILED` (`ignored` counts as neither).
+    let rest = line.strip_prefix("test ")?;
+    let (name, result) = rest.split_once(" ... ")?;
+    match result.trim() {
+        "ok" => Some(Event::Test(name.to_string(), true)),
+        "FAILED" => Some(Event::Test(name.to_string(), false)),
+        _ => None,
+    }
+}
+
+/// `line` without terminal control sequences (the firmware clears the screen) and
+/// carriage returns.
+pub fn clean(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => {
+                // ESC [ ... final letter, or ESC and one character.
+                if chars.next() == Some('[') {
+                    for c in chars.by_ref() {
+                        if c.is_ascii_alphabetic() {
+                            break;
+                        }
+                    }
+                }
+            }
+            '\r' => {}
+            c if c.is_control() && c != '\t' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_markers() {
+        assert_eq!(
+            parse("rtrace-vm: booted, kernel 6.1.0-57-amd64"),
+            Some(Event::Booted("6.1.0-57-amd64".into()))
+        );
+        assert_eq!(
+            parse("rtrace-vm: tests exited with status 101\r"),
+            Some(Event::Exited(101))
+        );
+        assert_eq!(
+            parse("rtrace-vm: setup failed: insmod 9p.ko"),
+            Some(Event::SetupFailed("insmod 9p.ko".into()))
+        );
+        assert_eq!(
+            parse("Probing EDD (edd=off to disable)... okrtrace-vm: booted, kernel 6.12.1"),
+            Some(Event::Booted("6.12.1".into()))
+        );
+        assert_eq!(parse("[    2.25] reboot: Power down"), None);
+        assert_eq!(
+            parse("test a ... [   34.88] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI"),
+            Some(Event::KernelTrouble(
+                "Oops: int3: 0000 [#1] PREEMPT SMP NOPTI".into()
+            ))
+        );
+    }
+
+    #[test]
+    fn reads_test_results() {
+        assert_eq!(
+            parse("test lifecycle::a_full_pid_map_is_reported ... ok"),
+            Some(Event::Test(
+                "lifecycle::a_full_pid_map_is_reported".into(),
+                true
+            ))
+        );
+        assert_eq!(
+            parse("test targets::x ... FAILED"),
+            Some(Event::Test("targets::x".into(), false))
+        );
+        assert_eq!(parse("test targets::x ... ignored"), None);
+        assert_eq!(parse("test result: ok. 3 passed; 0 failed"), None);
+    }
+
+    #[test]
+    fn strips_control_sequences() {
+        assert_eq!(clean("\u{1b}c\u{1b}[?7l\u{1b}[2JSeaBIOS\r"), "SeaBIOS");
+        assert_eq!(clean("plain\ttext"), "plain\ttext");
+    }
+}
