@@ -47,7 +47,8 @@ fn main() {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             let code = e.exit_code();
-            eprintln!("rtrace: {:#}", anyhow::Error::from(e));
+            // Every message already names its cause: print it once, not its chain.
+            eprintln!("rtrace: {e}");
             std::process::exit(code);
         }
     }

@@ -65,6 +65,14 @@ pub enum SessionError {
     Load(#[from] LoadError),
     #[error(transparent)]
     Workload(#[from] WorkloadError),
+    #[error(
+        "the map {name} is full: it holds {entries} tasks — raise RTRACE_PID_MAP_ENTRIES (e.g. RTRACE_PID_MAP_ENTRIES={suggest})"
+    )]
+    MapFull {
+        name: &'static str,
+        entries: u32,
+        suggest: u32,
+    },
     #[error("{what}: {source}")]
     Io {
         what: String,
@@ -142,13 +150,15 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         cfg.output.as_deref().unwrap_or("".as_ref())
     )))?;
 
+    // The command is forked first, as perf does, while rtrace holds no BPF object and
+    // no signal handler of its own: the held child inherits neither.
+    let mut workload = argv.map(|a| Workload::spawn_held(a)).transpose()?;
     let mut bpf = loader::load(&settings)?;
     signals::install().map_err(|e| SessionError::Io {
         what: "installing signal handlers".into(),
         source: e.into(),
     })?;
     loader::attach_lifecycle(&mut bpf)?;
-    let mut workload = argv.map(|a| Workload::spawn_held(a)).transpose()?;
     write_pid_maps(
         &bpf,
         &cfg,
@@ -310,7 +320,7 @@ fn write_pid_maps(
     for (pid, value) in filter {
         filtered
             .insert(pid, value)
-            .map_err(io_err(format!("writing {pid} to {PIDS_FILTERED}")))?;
+            .map_err(map_write_err(PIDS_FILTERED, pid, max_entries))?;
     }
     let to_trace = PidMapFd::new(loader::map_fd(bpf, PIDS_TO_TRACE)?);
     let mut keys: Vec<(u32, u32)> = Vec::new();
@@ -346,7 +356,7 @@ fn write_pid_maps(
     for (key, flags) in keys {
         to_trace
             .insert(key, flags)
-            .map_err(io_err(format!("writing {key} to {PIDS_TO_TRACE}")))?;
+            .map_err(map_write_err(PIDS_TO_TRACE, key, max_entries))?;
     }
 
     // After the last write: drop what died before the exit program could see it. A
@@ -365,6 +375,25 @@ fn write_pid_maps(
         }
     }
     Ok(())
+}
+
+/// A failed write to a pid map; a full map (E2BIG) says which and what to do.
+fn map_write_err(
+    name: &'static str,
+    key: u32,
+    entries: u32,
+) -> impl FnOnce(io::Error) -> SessionError {
+    move |source| match source.raw_os_error() {
+        Some(libc::E2BIG) => SessionError::MapFull {
+            name,
+            entries,
+            suggest: entries.saturating_mul(2).max(8192),
+        },
+        _ => SessionError::Io {
+            what: format!("writing {key} to {name}"),
+            source,
+        },
+    }
 }
 
 fn pidfd_open(pid: u32) -> io::Result<OwnedFd> {

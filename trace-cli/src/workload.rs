@@ -89,15 +89,24 @@ impl Workload {
         let (go_r, go_w) = pipe_cloexec().map_err(WorkloadError::Spawn)?;
         let (err_r, err_w) = pipe_cloexec().map_err(WorkloadError::Spawn)?;
 
+        // SAFETY: getpid has no preconditions.
+        let parent = unsafe { libc::getpid() };
         // SAFETY: rtrace is single-threaded here; the child only makes async-signal-safe
-        // calls (read, signal, execv, write, _exit) on memory prepared before the fork.
+        // calls (close, prctl, getppid, read, signal, execv, write, _exit) on memory
+        // prepared before the fork.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             return Err(WorkloadError::Spawn(io::Error::last_os_error()));
         }
         if pid == 0 {
+            let fds = HeldFds {
+                go: go_r.as_raw_fd(),
+                go_other_end: go_w.as_raw_fd(),
+                err: err_w.as_raw_fd(),
+                err_other_end: err_r.as_raw_fd(),
+            };
             // SAFETY: see above.
-            unsafe { child_wait_and_exec(go_r.as_raw_fd(), err_w.as_raw_fd(), &program, &arg_ptrs) }
+            unsafe { child_wait_and_exec(parent, fds, &program, &arg_ptrs) }
         }
         drop(go_r);
         drop(err_w);
@@ -137,17 +146,67 @@ impl Workload {
     }
 }
 
-/// The child: wait for the go byte, then exec. Never returns.
-unsafe fn child_wait_and_exec(
+impl Drop for Workload {
+    /// A workload never released (rtrace is ending on an error) is not left behind:
+    /// closing the go pipe makes it exit without running the command; it is reaped
+    /// here so that no zombie outlives the session either.
+    fn drop(&mut self) {
+        if let Some(go) = self.go.take() {
+            drop(go);
+            let mut status = 0;
+            // SAFETY: waiting for our own child; status is a valid out-parameter.
+            unsafe { libc::waitpid(self.pid as libc::pid_t, &mut status, 0) };
+        }
+    }
+}
+
+/// The pipe ends as the held child sees them.
+struct HeldFds {
     go: RawFd,
+    go_other_end: RawFd,
     err: RawFd,
+    err_other_end: RawFd,
+}
+
+/// Signals whose dispositions the child resets: Rust's runtime ignores SIGPIPE, and an
+/// ignored signal stays ignored across exec (std::process::Command resets it too).
+const RESET_SIGNALS: [libc::c_int; 5] = [
+    libc::SIGPIPE,
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+];
+
+/// The child: wait for the go byte, then exec. Never returns. While held it must die
+/// with rtrace, whatever ends rtrace: it closes its copies of the pipes' other ends (so
+/// that rtrace's exit is an EOF on `go`), asks for SIGKILL when rtrace dies, and
+/// checks that rtrace did not die before that request took hold.
+unsafe fn child_wait_and_exec(
+    parent: libc::pid_t,
+    fds: HeldFds,
     program: &CString,
     argv: &[*const libc::c_char],
 ) -> ! {
     unsafe {
+        libc::close(fds.go_other_end);
+        libc::close(fds.err_other_end);
+        for sig in RESET_SIGNALS {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        if libc::getppid() != parent {
+            libc::_exit(127);
+        }
         let mut byte = 0u8;
         loop {
-            let n = libc::read(go, (&mut byte as *mut u8).cast(), 1);
+            let n = libc::read(fds.go, (&mut byte as *mut u8).cast(), 1);
             if n == 1 {
                 break;
             }
@@ -157,14 +216,12 @@ unsafe fn child_wait_and_exec(
             // rtrace went away without releasing us: do not run untraced.
             libc::_exit(127);
         }
-        // Rust's runtime ignores SIGPIPE; an ignored signal stays ignored across exec,
-        // so give the command the default back (as std::process::Command does).
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-        libc::signal(libc::SIGINT, libc::SIG_DFL);
-        libc::signal(libc::SIGTERM, libc::SIG_DFL);
+        // Released and traced: from here on the command is the user's, and lives on
+        // whatever happens to rtrace.
+        libc::prctl(libc::PR_SET_PDEATHSIG, 0, 0, 0, 0);
         libc::execv(program.as_ptr(), argv.as_ptr());
         let errno = *libc::__errno_location();
-        libc::write(err, (&errno as *const i32).cast(), 4);
+        libc::write(fds.err, (&errno as *const i32).cast(), 4);
         libc::_exit(127);
     }
 }

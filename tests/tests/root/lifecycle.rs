@@ -251,7 +251,7 @@ fn a_full_pid_map_is_reported() {
     assert_eq!(sections, 3, "{r}");
     assert!(
         r.stderr
-            .contains("rtrace: 4 tasks could not be traced: the pid map was full"),
+            .contains("rtrace: 4 child tasks could not be traced: the map pids_to_trace was full (it holds 3 tasks; raise RTRACE_PID_MAP_ENTRIES)"),
         "{r}"
     );
 }

@@ -3,6 +3,7 @@
 
 mod command;
 mod decode;
+mod held;
 mod lifecycle;
 mod summary;
 mod targets;
