@@ -195,9 +195,9 @@ pub fn wait_for(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     cond()
 }
 
-/// The keys of the hash map named `name` that process `pid` holds open (read through
-/// /proc/<pid>/fdinfo, so that only this rtrace's map is read, not another session's).
-pub fn map_keys(pid: u32, name: &str) -> Option<Vec<u32>> {
+/// The hash map named `name` that process `pid` holds open (found through
+/// /proc/<pid>/fdinfo, so that only this rtrace's map is used, not another session's).
+fn open_map(pid: u32, name: &str) -> Option<aya::maps::HashMap<aya::maps::MapData, u32, u32>> {
     use aya::maps::{HashMap, Map, MapData};
     for entry in fs::read_dir(format!("/proc/{pid}/fdinfo")).ok()? {
         let Ok(info) = fs::read_to_string(entry.ok()?.path()) else {
@@ -219,12 +219,24 @@ pub fn map_keys(pid: u32, name: &str) -> Option<Vec<u32>> {
         if map_info.name_as_str() != Some(name) {
             continue;
         }
-        let map = HashMap::<_, u32, u32>::try_from(Map::HashMap(data)).ok()?;
-        let mut keys: Vec<u32> = map.keys().filter_map(Result::ok).collect();
-        keys.sort_unstable();
-        return Some(keys);
+        return HashMap::try_from(Map::HashMap(data)).ok();
     }
     None
+}
+
+/// The keys of the hash map named `name` that process `pid` holds open.
+pub fn map_keys(pid: u32, name: &str) -> Option<Vec<u32>> {
+    let map = open_map(pid, name)?;
+    let mut keys: Vec<u32> = map.keys().filter_map(Result::ok).collect();
+    keys.sort_unstable();
+    Some(keys)
+}
+
+/// Writes `key -> value` into the hash map named `name` that process `pid` holds: a
+/// test plants what a bug would leave there.
+pub fn map_insert(pid: u32, name: &str, key: u32, value: u32) {
+    let mut map = open_map(pid, name).unwrap_or_else(|| panic!("no map {name} in {pid}"));
+    map.insert(key, value, 0).unwrap();
 }
 
 /// A background process for the tests, killed and reaped when dropped.
@@ -381,6 +393,28 @@ pub fn threads(pid: u32) -> Vec<u32> {
         .collect();
     tids.sort_unstable();
     tids
+}
+
+/// The processes whose parent is `pid`, from /proc.
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    let Ok(dir) = fs::read_dir("/proc") else {
+        return out;
+    };
+    for e in dir.flatten() {
+        let Ok(p) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = fs::read(format!("/proc/{p}/stat")).unwrap_or_default();
+        let Some(close) = stat.iter().rposition(|&b| b == b')') else {
+            continue;
+        };
+        let rest = String::from_utf8_lossy(&stat[close + 1..]).into_owned();
+        if rest.split_ascii_whitespace().nth(1) == Some(&pid.to_string()) {
+            out.push(p);
+        }
+    }
+    out
 }
 
 /// A fresh, empty directory for one test's files.

@@ -309,8 +309,12 @@ fn write_pid_maps(
         .iter()
         .map(|&p| targets::process_of(p).unwrap_or(p))
         .collect();
-    if let Targets::System { .. } = cfg.targets {
-        filter.extend(targets::ancestors_to_filter(&targets::ancestors()));
+    // perf's rule: without --filter-pids, a system-wide trace leaves out the terminal
+    // host rtrace runs under (sshd, gnome-terminal); with it, only what the user named
+    // (and rtrace itself, always in the list).
+    let user_filters = cfg.filter_pids.iter().any(|&p| p != std::process::id());
+    if let (Targets::System { .. }, false) = (&cfg.targets, user_filters) {
+        filter.extend(targets::ancestor_to_filter(&targets::ancestors()));
     }
     let mut filter: Vec<(u32, u32)> = filter.into_iter().map(|p| (p, FILTER_ALWAYS)).collect();
     if let (Targets::System { .. }, Some(w)) = (&cfg.targets, workload) {

@@ -3,7 +3,9 @@
 
 use std::{process::Command, thread, time::Duration};
 
-use rtrace_tests::{Tracer, bpf_ready, map_keys, parse_line, python, rtrace_bin, run, wait_for};
+use rtrace_tests::{
+    Tracer, bpf_ready, map_insert, map_keys, parse_line, python, rtrace_bin, run, wait_for,
+};
 
 #[test]
 fn rtrace_ends_when_its_targets_have_exited() {
@@ -66,6 +68,9 @@ fn exited_children_leave_the_map_and_their_reused_pid_is_not_traced() {
         "the exited child left pids_to_trace"
     );
 
+    // Plant the key a dead task's leftover would be (as if its exit had been missed):
+    // the fork program must drop it when the number goes to a new task.
+    map_insert(t.pid(), "pids_to_trace", child, 1);
     // Give the child's pid to a new, untraced task (this test's own child).
     let marker = dir.join("reused");
     let mut reused = None;

@@ -120,7 +120,13 @@ fn zombies_and_dead_pids_are_not_in_the_maps() {
     assert!(wait_for(Duration::from_secs(5), || {
         std::fs::read_to_string(format!("/proc/{zombie}/stat")).is_ok_and(|s| s.contains(") Z "))
     }));
-    let gone = 4_000_000; // above any pid_max: never a live task
+    // Pids are below pid_max (which can be as high as 4194304): pid_max itself is
+    // never a live task.
+    let gone: u32 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
     let live = py.pid();
     let t = Tracer::start(&[
         "-p",
@@ -310,5 +316,76 @@ fn cpu_list_keeps_only_the_calls_made_there() {
     assert!(
         !exits.contains(&"error_code: 3".to_string()),
         "CPU 0's does not{r}"
+    );
+}
+
+/// A fake terminal host: python renamed `sshd` runs `sh -c 'rtrace -v -a …'`, so
+/// rtrace's ancestors are sh, then "sshd". Returns what rtrace's pids_filtered held, the
+/// pids of sh and of the fake sshd, and rtrace's own.
+fn filtered_under_fake_sshd(extra: &str) -> (Vec<u32>, u32, u32, u32) {
+    let dir = rtrace_tests::scratch_dir("fakesshd");
+    let pids = dir.join("pids");
+    let go = dir.join("go");
+    let rtrace = rtrace_tests::rtrace_bin();
+    let host = python(&format!(
+        "import ctypes, subprocess, os\n\
+         ctypes.CDLL(None).prctl(15, b'sshd', 0, 0, 0)\n\
+         sh = subprocess.Popen(['sh', '-c', 'echo $$ > {pids}; exec 2>/dev/null; {rtrace} -v -a {extra} -e getppid -- sh -c \"while [ ! -e {go} ]; do sleep 0.05; done\"; true'])\n\
+         sh.wait()\n",
+        pids = pids.display(),
+        go = go.display(),
+        rtrace = rtrace.display(),
+    ));
+    assert!(wait_for(Duration::from_secs(10), || {
+        std::fs::read_to_string(&pids).is_ok_and(|s| s.ends_with('\n'))
+    }));
+    let sh: u32 = std::fs::read_to_string(&pids)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // rtrace: the child of sh running rtrace's binary, once its map holds itself.
+    let mut found = None;
+    assert!(wait_for(Duration::from_secs(20), || {
+        found = rtrace_tests::children_of(sh)
+            .into_iter()
+            .find(|&c| map_keys(c, "pids_filtered").is_some_and(|k| k.contains(&c)));
+        found.is_some()
+    }));
+    let me = found.unwrap();
+    // The sweep runs after the writes; read once tracing has started.
+    thread::sleep(Duration::from_millis(300));
+    let filtered = map_keys(me, "pids_filtered").unwrap();
+    std::fs::write(&go, "").unwrap();
+    let fake = host.pid();
+    drop(host);
+    (filtered, sh, fake, me)
+}
+
+#[test]
+fn system_wide_leaves_out_the_terminal_host_only_as_perf_does() {
+    if !bpf_ready("system_wide_leaves_out_the_terminal_host_only_as_perf_does") {
+        return;
+    }
+    let (filtered, sh, fake_sshd, me) = filtered_under_fake_sshd("");
+    assert!(filtered.contains(&me), "{filtered:?}");
+    assert!(filtered.contains(&fake_sshd), "{filtered:?}");
+    assert!(
+        !filtered.contains(&sh),
+        "the user's shell is traced: {filtered:?} (sh {sh})"
+    );
+
+    // With --filter-pids, perf leaves out only what the user named, and itself.
+    let other = rtrace_tests::Bg::spawn("sleep", &["30"]);
+    let (filtered, _, fake_sshd, me) =
+        filtered_under_fake_sshd(&format!("--filter-pids {}", other.pid()));
+    assert_eq!(
+        filtered,
+        {
+            let mut v = vec![me, other.pid()];
+            v.sort_unstable();
+            v
+        },
+        "fake sshd {fake_sshd}"
     );
 }

@@ -90,3 +90,117 @@ impl KeyWalk for PidMapFd<'_> {
         bpf(BPF_MAP_DELETE_ELEM, &mut a)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+
+    use super::*;
+    use crate::pids::prune::prune;
+
+    /// The prefix of `union bpf_attr` for BPF_MAP_CREATE, zero-padded.
+    #[repr(C)]
+    struct CreateAttr {
+        map_type: u32,
+        key_size: u32,
+        value_size: u32,
+        max_entries: u32,
+        rest: [u32; 28],
+    }
+
+    /// A real kernel hash map (u32 -> u32), or `None` when this process may not make
+    /// one (not root): the test then says it skipped.
+    fn kernel_hash_map(max_entries: u32) -> Option<OwnedFd> {
+        const BPF_MAP_CREATE: libc::c_long = 0;
+        const BPF_MAP_TYPE_HASH: u32 = 1;
+        let mut attr = CreateAttr {
+            map_type: BPF_MAP_TYPE_HASH,
+            key_size: 4,
+            value_size: 4,
+            max_entries,
+            rest: [0; 28],
+        };
+        // SAFETY: attr is a valid, zero-padded bpf_attr of the size passed.
+        let fd = unsafe {
+            libc::syscall(
+                libc::SYS_bpf,
+                BPF_MAP_CREATE,
+                &mut attr as *mut CreateAttr,
+                std::mem::size_of::<CreateAttr>() as u32,
+            )
+        };
+        if fd < 0 {
+            eprintln!(
+                "SKIPPED a prune test on a kernel map: BPF_MAP_CREATE: {}",
+                io::Error::last_os_error()
+            );
+            return None;
+        }
+        // SAFETY: a new descriptor that we own.
+        Some(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    }
+
+    fn keys(map: &mut PidMapFd<'_>) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut cursor = None;
+        while let Some(k) = map.next_key(cursor).unwrap() {
+            out.push(k);
+            cursor = Some(k);
+        }
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn prune_on_a_kernel_hash_map() {
+        let Some(fd) = kernel_hash_map(64) else {
+            return;
+        };
+        let mut map = PidMapFd::new(fd.as_fd());
+        for k in 1..=64 {
+            map.insert(k, 1).unwrap();
+        }
+        // Full, all alive: every key is seen and the walk ends within its bound.
+        let s = prune(&mut map, 64, |_| true).unwrap();
+        assert_eq!((s.kept, s.removed, s.hit_bound), (64, 0, false));
+        // Odd keys dead: exactly they go, whatever order the kernel walks in.
+        let s = prune(&mut map, 64, |k| k % 2 == 0).unwrap();
+        assert_eq!((s.kept, s.removed, s.hit_bound), (32, 32, false));
+        assert_eq!(keys(&mut map), (1..=32).map(|k| 2 * k).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn prune_when_the_exit_program_deletes_the_cursor() {
+        let Some(fd) = kernel_hash_map(16) else {
+            return;
+        };
+        let mut map = PidMapFd::new(fd.as_fd());
+        for k in 1..=16 {
+            map.insert(k, 1).unwrap();
+        }
+        // As if a task exited during the walk: the exit program deletes the key the
+        // walk rests on, once, so the kernel restarts the walk from its first key.
+        // Keys 10..=16 are dead and must all go, within the bound.
+        let other = PidMapFd::new(fd.as_fd());
+        let mut last_kept = None;
+        let mut checked = 0;
+        let s = prune(&mut map, 16, |k| {
+            checked += 1;
+            if checked == 6
+                && let Some(prev) = last_kept
+            {
+                let mut o = PidMapFd::new(other.fd);
+                o.delete(prev).unwrap();
+            }
+            let alive = k < 10;
+            if alive {
+                last_kept = Some(k);
+            }
+            alive
+        })
+        .unwrap();
+        assert!(!s.hit_bound, "{s:?}");
+        let left = keys(&mut map);
+        assert!(left.iter().all(|&k| k < 10), "{left:?} {s:?}");
+    }
+}

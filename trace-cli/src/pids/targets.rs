@@ -49,17 +49,15 @@ pub fn is_terminal_host(comm: &str) -> bool {
     comm == "sshd" || comm.starts_with("gnome-terminal")
 }
 
-/// Given rtrace's ancestors nearest first as (pid, comm), the ones to leave out of a
-/// system-wide trace: all of them up to and including the first terminal host, or none
-/// when there is no such ancestor.
-pub fn ancestors_to_filter(ancestors: &[(u32, String)]) -> Vec<u32> {
-    match ancestors
+/// Given rtrace's ancestors nearest first as (pid, comm), the one to leave out of a
+/// system-wide trace, as perf does: the nearest terminal host, whose output would
+/// otherwise feed back into the trace. The shells in between are the user's, and are
+/// traced (perf shows them too).
+pub fn ancestor_to_filter(ancestors: &[(u32, String)]) -> Option<u32> {
+    ancestors
         .iter()
-        .position(|(_, comm)| is_terminal_host(comm))
-    {
-        Some(i) => ancestors[..=i].iter().map(|(pid, _)| *pid).collect(),
-        None => Vec::new(),
-    }
+        .find(|(_, comm)| is_terminal_host(comm))
+        .map(|(pid, _)| *pid)
 }
 
 /// rtrace's ancestors, nearest first, up to pid 1 (excluded).
@@ -95,21 +93,24 @@ mod tests {
     }
 
     #[test]
-    fn filters_up_to_the_terminal() {
+    fn filters_only_the_terminal_host() {
         let a = |v: &[(u32, &str)]| {
             v.iter()
                 .map(|(p, c)| (*p, c.to_string()))
                 .collect::<Vec<_>>()
         };
         assert_eq!(
-            ancestors_to_filter(&a(&[(10, "bash"), (9, "sshd"), (8, "sshd"), (1, "init")])),
-            [10, 9]
+            ancestor_to_filter(&a(&[(10, "bash"), (9, "sshd"), (8, "sshd"), (1, "init")])),
+            Some(9)
         );
         assert_eq!(
-            ancestors_to_filter(&a(&[(10, "zsh"), (5, "gnome-terminal-")])),
-            [10, 5]
+            ancestor_to_filter(&a(&[(11, "sudo"), (10, "zsh"), (5, "gnome-terminal-")])),
+            Some(5)
         );
-        assert!(ancestors_to_filter(&a(&[(10, "bash"), (3, "containerd-shim")])).is_empty());
+        assert_eq!(
+            ancestor_to_filter(&a(&[(10, "bash"), (3, "containerd-shim")])),
+            None
+        );
     }
 
     #[test]
