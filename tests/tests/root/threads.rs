@@ -235,3 +235,65 @@ int main(void) {{
     assert_eq!(count(&r, "getppid"), 10, "{r}");
     assert_eq!(count(&r, "getpid"), 10, "the leader is traced too{r}");
 }
+
+#[test]
+fn t_of_a_thread_that_execs_follows_it_and_ends() {
+    if !bpf_ready("t_of_a_thread_that_execs_follows_it_and_ends") {
+        return;
+    }
+    // The worker thread waits for the go file, then execs the program again as
+    // `child`, which calls getppid 20 times. -t names the worker; after its exec it
+    // runs under the process's pid, and is still the target.
+    let dir = scratch_dir("texec");
+    let go = dir.join("go");
+    let source = format!(
+        r#"
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+static char *self;
+static void *worker(void *arg) {{
+    struct timespec ts = {{0, 20000000}};
+    while (access("{go}", F_OK) != 0) nanosleep(&ts, 0);
+    char *argv[] = {{self, "child", 0}};
+    execv(self, argv);
+    return 0;
+}}
+int main(int argc, char **argv) {{
+    if (argc > 1) {{
+        for (int i = 0; i < 20; i++) getppid();
+        return 0;
+    }}
+    self = argv[0];
+    pthread_t t;
+    pthread_create(&t, 0, worker, 0);
+    for (;;) pause();
+}}
+"#,
+        go = go.display()
+    );
+    let (r, bin) = compile_c(&dir, "texec", &source, &["-O1", "-pthread"]);
+    assert!(r.status.success(), "gcc failed{r}");
+    for args in [&["-t"][..], &["--no-inherit", "-p"][..]] {
+        let _ = std::fs::remove_file(&go);
+        let proc_ = Bg::spawn(&bin, &[]);
+        let pid = proc_.pid();
+        let mut tid = None;
+        assert!(rtrace_tests::wait_for(Duration::from_secs(5), || {
+            tid = rtrace_tests::threads(pid).into_iter().find(|&t| t != pid);
+            tid.is_some()
+        }));
+        let target = if args[0] == "-t" { tid.unwrap() } else { pid };
+        let target = target.to_string();
+        let all: Vec<&str> = args.iter().copied().chain([target.as_str()]).collect();
+        let t = Tracer::start(&all);
+        std::fs::write(&go, "").unwrap();
+        let r = t.wait(Duration::from_secs(15));
+        assert_eq!(r.code(), Some(0), "{args:?}{r}");
+        let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+        let after: Vec<_> = lines.iter().filter(|l| l.name == "getppid").collect();
+        assert_eq!(after.len(), 20, "{args:?}{r}");
+        assert!(after.iter().all(|l| l.tid == pid), "{args:?}{r}");
+        drop(proc_);
+    }
+}
