@@ -283,3 +283,40 @@ fn a_system_wide_workload_shows_nothing_before_its_exec() {
         "no line from the held child{r}"
     );
 }
+
+#[test]
+fn a_p_session_never_ends_while_a_child_is_on_its_way_in() {
+    if !bpf_ready("a_p_session_never_ends_while_a_child_is_on_its_way_in") {
+        return;
+    }
+    // The target forks a child and exits at once: the session must follow the child,
+    // which the kernel side adopts only at its first return to user space, and end
+    // only after it. The window this guards is a few instructions wide (the hand-off
+    // is settled after the child's insert, and user space reads settled, map, given in
+    // that order), so it is run many times rather than forced.
+    let dir = rtrace_tests::scratch_dir("handoff");
+    for i in 0..20 {
+        let go = dir.join(format!("go{i}"));
+        let parent = python(&format!(
+            "import os, time\n\
+             while not os.path.exists({go:?}):\n    time.sleep(0.01)\n\
+             if os.fork() == 0:\n    \
+                 time.sleep(0.1)\n    \
+                 for _ in range(5): os.getppid()\n    \
+                 os._exit(0)\n\
+             os._exit(0)\n",
+            go = go.to_str().unwrap()
+        ));
+        let t = Tracer::start(&["-p", &parent.pid().to_string()]);
+        std::fs::write(&go, "").unwrap();
+        let r = t.wait(Duration::from_secs(10));
+        let calls = r
+            .stderr
+            .lines()
+            .filter_map(parse_line)
+            .filter(|l| l.name == "getppid" && l.tid != parent.pid())
+            .count();
+        assert_eq!(calls, 5, "run {i}: the child was followed to its end{r}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
