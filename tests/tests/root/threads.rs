@@ -68,6 +68,53 @@ fn program(tag: &str, source: &str) -> PathBuf {
     bin
 }
 
+/// A program whose main thread starts a worker that waits for the file `go` in its
+/// scratch directory, then runs `worker`; `main` is the rest of the main thread. Run
+/// with an argument, it calls getppid 20 times and exits (what the exec tests exec).
+/// Returns the binary and the go file.
+fn go_program(tag: &str, worker: &str, main: &str) -> (PathBuf, PathBuf) {
+    let dir = scratch_dir(tag);
+    let go = dir.join("go");
+    let source = format!(
+        r#"
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+static char *self;
+static void *worker(void *arg) {{
+    struct timespec ts = {{0, 20000000}};
+    while (access("{go}", F_OK) != 0) nanosleep(&ts, 0);
+    {worker}
+    return 0;
+}}
+int main(int argc, char **argv) {{
+    if (argc > 1) {{
+        for (int i = 0; i < 20; i++) getppid();
+        return 0;
+    }}
+    self = argv[0];
+    pthread_t t;
+    pthread_create(&t, 0, worker, 0);
+    {main}
+}}
+"#,
+        go = go.display()
+    );
+    let (r, bin) = compile_c(&dir, tag, &source, &["-O1", "-pthread"]);
+    assert!(r.status.success(), "gcc failed{r}");
+    (bin, go)
+}
+
+/// The id of a thread of `pid` other than its leader, once there is one.
+fn second_thread(pid: u32) -> u32 {
+    let mut tid = None;
+    assert!(rtrace_tests::wait_for(Duration::from_secs(5), || {
+        tid = rtrace_tests::threads(pid).into_iter().find(|&t| t != pid);
+        tid.is_some()
+    }));
+    tid.unwrap()
+}
+
 fn traced(mode: Option<&str>, args: &[&str], bin: &PathBuf) -> Run {
     let mut cmd = rtrace();
     if let Some(m) = mode {
@@ -139,31 +186,13 @@ fn p_of_a_process_whose_leader_exited_is_traced_until_its_last_thread() {
     if !bpf_ready("p_of_a_process_whose_leader_exited_is_traced_until_its_last_thread") {
         return;
     }
-    let dir = scratch_dir("pleader");
-    let go = dir.join("go");
     // The leader exits at once; the worker waits for the go file, then calls getppid
     // 30 times and ends the process.
-    let source = format!(
-        r#"
-#include <pthread.h>
-#include <time.h>
-#include <unistd.h>
-static void *worker(void *arg) {{
-    struct timespec ts = {{0, 20000000}};
-    while (access("{go}", F_OK) != 0) nanosleep(&ts, 0);
-    for (int i = 0; i < 30; i++) getppid();
-    return 0;
-}}
-int main(void) {{
-    pthread_t t;
-    pthread_create(&t, 0, worker, 0);
-    pthread_exit(0);
-}}
-"#,
-        go = go.display()
+    let (bin, go) = go_program(
+        "pleader",
+        "for (int i = 0; i < 30; i++) getppid();",
+        "pthread_exit(0);",
     );
-    let (r, bin) = compile_c(&dir, "pleader", &source, &["-O1", "-pthread"]);
-    assert!(r.status.success(), "gcc failed{r}");
     for mode in MODES {
         let _ = std::fs::remove_file(&go);
         let proc_ = Bg::spawn(&bin, &[]);
@@ -195,39 +224,14 @@ fn p_of_a_thread_id_traces_its_whole_process() {
     }
     // A process with a second thread; -p is given the second thread's id, as perf
     // accepts: the whole process is traced, and the session ends when it exits.
-    let dir = scratch_dir("ptid");
-    let go = dir.join("go");
-    let source = format!(
-        r#"
-#include <pthread.h>
-#include <time.h>
-#include <unistd.h>
-static void *worker(void *arg) {{
-    struct timespec ts = {{0, 20000000}};
-    while (access("{go}", F_OK) != 0) nanosleep(&ts, 0);
-    for (int i = 0; i < 10; i++) getppid();
-    return 0;
-}}
-int main(void) {{
-    pthread_t t;
-    pthread_create(&t, 0, worker, 0);
-    pthread_join(t, 0);
-    for (int i = 0; i < 10; i++) getpid();
-    return 0;
-}}
-"#,
-        go = go.display()
+    let (bin, go) = go_program(
+        "ptid",
+        "for (int i = 0; i < 10; i++) getppid();",
+        "pthread_join(t, 0); for (int i = 0; i < 10; i++) getpid(); return 0;",
     );
-    let (r, bin) = compile_c(&dir, "ptid", &source, &["-O1", "-pthread"]);
-    assert!(r.status.success(), "gcc failed{r}");
     let proc_ = Bg::spawn(&bin, &[]);
     let pid = proc_.pid();
-    let mut tid = None;
-    assert!(rtrace_tests::wait_for(Duration::from_secs(5), || {
-        tid = rtrace_tests::threads(pid).into_iter().find(|&t| t != pid);
-        tid.is_some()
-    }));
-    let tid = tid.unwrap();
+    let tid = second_thread(pid);
     let t = Tracer::start(&["-p", &tid.to_string()]);
     std::fs::write(&go, "").unwrap();
     let r = t.wait(Duration::from_secs(15));
@@ -244,46 +248,20 @@ fn t_of_a_thread_that_execs_follows_it_and_ends() {
     // The worker thread waits for the go file, then execs the program again as
     // `child`, which calls getppid 20 times. -t names the worker; after its exec it
     // runs under the process's pid, and is still the target.
-    let dir = scratch_dir("texec");
-    let go = dir.join("go");
-    let source = format!(
-        r#"
-#include <pthread.h>
-#include <time.h>
-#include <unistd.h>
-static char *self;
-static void *worker(void *arg) {{
-    struct timespec ts = {{0, 20000000}};
-    while (access("{go}", F_OK) != 0) nanosleep(&ts, 0);
-    char *argv[] = {{self, "child", 0}};
-    execv(self, argv);
-    return 0;
-}}
-int main(int argc, char **argv) {{
-    if (argc > 1) {{
-        for (int i = 0; i < 20; i++) getppid();
-        return 0;
-    }}
-    self = argv[0];
-    pthread_t t;
-    pthread_create(&t, 0, worker, 0);
-    for (;;) pause();
-}}
-"#,
-        go = go.display()
+    let (bin, go) = go_program(
+        "texec",
+        "char *argv[] = {self, \"child\", 0}; execv(self, argv);",
+        "for (;;) pause();",
     );
-    let (r, bin) = compile_c(&dir, "texec", &source, &["-O1", "-pthread"]);
-    assert!(r.status.success(), "gcc failed{r}");
     for args in [&["-t"][..], &["--no-inherit", "-p"][..]] {
         let _ = std::fs::remove_file(&go);
         let proc_ = Bg::spawn(&bin, &[]);
         let pid = proc_.pid();
-        let mut tid = None;
-        assert!(rtrace_tests::wait_for(Duration::from_secs(5), || {
-            tid = rtrace_tests::threads(pid).into_iter().find(|&t| t != pid);
-            tid.is_some()
-        }));
-        let target = if args[0] == "-t" { tid.unwrap() } else { pid };
+        let target = if args[0] == "-t" {
+            second_thread(pid)
+        } else {
+            pid
+        };
         let target = target.to_string();
         let all: Vec<&str> = args.iter().copied().chain([target.as_str()]).collect();
         let t = Tracer::start(&all);
