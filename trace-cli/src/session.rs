@@ -188,6 +188,11 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         loader::write_aug_plans(&mut bpf, catalog.described().map(|(nr, i)| (nr, i.plan)))?;
     }
     loader::attach_syscalls(&mut bpf)?;
+    if let (Some(sig), Some(_)) = (signals::stop_requested(), &workload) {
+        // Asked to stop before the command ran: it never runs (dropping it makes the
+        // held child exit), and rtrace ends as the signal asked.
+        return Ok(128 + sig);
+    }
     let pidfd = match &mut workload {
         Some(w) => {
             let fd = pidfd_open(w.pid).map_err(io_err("pidfd_open on the workload"))?;
@@ -443,6 +448,8 @@ struct Ended {
 /// How often the reader drains when no wake-up came (the programs wake it only when
 /// the ring fills past a quarter).
 const DRAIN_EVERY: Duration = Duration::from_millis(100);
+/// How long a command sent rtrace's stop signal has to end before rtrace ends anyway.
+const STOP_GRACE: Duration = Duration::from_secs(2);
 
 fn counter_sum(counters: &PerCpuArray<&MapData, u64>, slot: u32) -> u64 {
     counters.get(&slot, 0).map(|v| v.iter().sum()).unwrap_or(0)
@@ -546,9 +553,17 @@ fn event_loop(
                 done = true;
             }
         }
-        if signals::stop_requested().is_some() {
-            // Give a workload hit by the same Ctrl-C a moment to finish.
-            let deadline = *stop_at.get_or_insert_with(|| Instant::now() + Duration::from_secs(1));
+        if let Some(sig) = signals::stop_requested() {
+            // The command rtrace started gets the signal too (a terminal's Ctrl-C has
+            // sent it already; a `kill` or a CI runner's cancel sent it to rtrace
+            // alone), once, and a moment to end; -p/-t/-a targets are never signalled.
+            let deadline = *stop_at.get_or_insert_with(|| {
+                if let (Some(w), None) = (workload, exit_code) {
+                    // SAFETY: signalling our own child, not yet reaped.
+                    unsafe { libc::kill(w.pid as libc::pid_t, sig) };
+                }
+                Instant::now() + STOP_GRACE
+            });
             if workload.is_none() || exit_code.is_some() || Instant::now() >= deadline {
                 done = true;
             }

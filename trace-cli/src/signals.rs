@@ -1,5 +1,6 @@
-//! SIGINT/SIGTERM end the session cleanly (final drain, summary, detach) instead of
-//! killing rtrace with its programs still counting. The handler only records the signal.
+//! SIGINT, SIGTERM, SIGHUP and SIGQUIT end the session cleanly (relayed to the command
+//! rtrace started, final drain, summary, detach) instead of killing rtrace with its
+//! programs still counting. The handler only records the signal.
 
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -18,7 +19,12 @@ pub fn install() -> nix::Result<()> {
         SaFlags::empty(),
         SigSet::empty(),
     );
-    for sig in [Signal::SIGINT, Signal::SIGTERM] {
+    for sig in [
+        Signal::SIGINT,
+        Signal::SIGTERM,
+        Signal::SIGHUP,
+        Signal::SIGQUIT,
+    ] {
         // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
         unsafe { sigaction(sig, &action) }?;
     }
