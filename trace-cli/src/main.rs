@@ -1,5 +1,14 @@
 //! rtrace: a drop-in replacement for `perf trace`, on aya eBPF.
 
+/// `eprintln!` that never panics: with stderr gone (a full disk, a closed pipe) there
+/// is nowhere left to say anything, and rtrace must still clean up and exit as it should.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod cli;
 mod config;
 mod decode;
@@ -28,7 +37,7 @@ fn main() {
                 .next()
                 .unwrap_or("")
                 .trim_start_matches("error: ");
-            eprintln!("rtrace: {first} — see rtrace --help");
+            say!("rtrace: {first} — see rtrace --help");
             std::process::exit(2);
         }
     };
@@ -36,19 +45,19 @@ fn main() {
     let cfg = match config::resolve_with(args, pids::targets::task_exists, &perf) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("rtrace: {e}");
+            say!("rtrace: {e}");
             std::process::exit(2);
         }
     };
     for w in &cfg.warnings {
-        eprintln!("rtrace: {w}");
+        say!("rtrace: {w}");
     }
     match session::run(cfg) {
         Ok(code) => std::process::exit(code),
         Err(e) => {
             let code = e.exit_code();
             // Every message already names its cause: print it once, not its chain.
-            eprintln!("rtrace: {e}");
+            say!("rtrace: {e}");
             std::process::exit(code);
         }
     }

@@ -110,7 +110,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     let group_exit =
         features::choose_group_exit(exit_off, features::group_live_offsets, forced.as_deref());
     if cfg.verbose > 0 || group_exit == GroupExit::Leader {
-        eprintln!(
+        say!(
             "rtrace: a process ends with its last thread, told by {}",
             group_exit.describe()
         );
@@ -143,7 +143,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         cpu_filter: cfg.cpus.is_some(),
     };
     if cfg.verbose > 0 {
-        eprintln!("rtrace: {settings:?}");
+        say!("rtrace: {settings:?}");
     }
     let mut out = output::sink(cfg.output.as_deref()).map_err(io_err(format!(
         "opening {:?}",
@@ -205,7 +205,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         None => None,
     };
     if cfg.verbose > 0 {
-        eprintln!("rtrace: tracing started");
+        say!("rtrace: tracing started");
     }
 
     let ended = event_loop(
@@ -216,6 +216,10 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         pidfd.as_ref(),
         workload.as_ref(),
     )?;
+    if let Some(end) = failed_output(&out) {
+        loader::detach_all(&mut bpf);
+        return end;
+    }
     if let Some(summary) = &cfg.summary {
         // Detach the syscall programs first: the numbers read below no longer move.
         loader::detach_syscalls(&mut bpf);
@@ -229,10 +233,14 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         let _ = out.write_all(text.as_bytes());
     }
     let _ = out.flush();
+    if let Some(end) = failed_output(&out) {
+        loader::detach_all(&mut bpf);
+        return end;
+    }
     loader::detach_all(&mut bpf);
     drop(bpf);
     if ended.stats_lost > 0 {
-        eprintln!(
+        say!(
             "rtrace: {} syscalls are missing from the summary: its map was full",
             ended.stats_lost
         );
@@ -258,7 +266,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         ),
     ] {
         if count > 0 {
-            eprintln!("rtrace: {count} child tasks could not be traced: {why}");
+            say!("rtrace: {count} child tasks could not be traced: {why}");
         }
     }
     Ok(ended.exit_code)
@@ -344,9 +352,7 @@ fn write_pid_maps(
                 // As perf does, a thread's number given to -p traces its whole process.
                 let process = targets::process_of(pid).unwrap_or(pid);
                 if process != pid && cfg.verbose > 0 {
-                    eprintln!(
-                        "rtrace: {pid} is a thread of process {process}: tracing the process"
-                    );
+                    say!("rtrace: {pid} is a thread of process {process}: tracing the process");
                 }
                 if key_by_tid {
                     // A process that exits now simply has no threads left to list.
@@ -380,7 +386,7 @@ fn write_pid_maps(
         let stats =
             prune(&mut fd, max_entries, alive).map_err(io_err(format!("pruning {name}")))?;
         if cfg.verbose > 0 {
-            eprintln!("rtrace: pruned {name}: {stats:?}");
+            say!("rtrace: pruned {name}: {stats:?}");
         }
     }
     Ok(())
@@ -448,6 +454,31 @@ struct Ended {
 /// How often the reader drains when no wake-up came (the programs wake it only when
 /// the ring fills past a quarter).
 const DRAIN_EVERY: Duration = Duration::from_millis(100);
+/// A failed output stops the session as a signal would, and the command rtrace started
+/// is told as on SIGINT for a broken pipe (a reader that went away, like `| head`), as
+/// on SIGTERM for any other error (a full disk).
+fn output_stop(out: &Sink) -> Option<i32> {
+    let e = out.failure()?;
+    Some(if e.raw_os_error() == Some(libc::EPIPE) {
+        libc::SIGINT
+    } else {
+        libc::SIGTERM
+    })
+}
+
+/// How a session whose output failed ends: as SIGPIPE would have ended it for a broken
+/// pipe (as perf's does), with the error otherwise.
+fn failed_output(out: &Sink) -> Option<Result<i32, SessionError>> {
+    let e = out.failure()?;
+    Some(match e.raw_os_error() {
+        Some(libc::EPIPE) => Ok(128 + libc::SIGPIPE),
+        code => Err(SessionError::Io {
+            what: "writing the trace".into(),
+            source: io::Error::from_raw_os_error(code.unwrap_or(libc::EIO)),
+        }),
+    })
+}
+
 /// How long a command sent rtrace's stop signal has to end before rtrace ends anyway.
 const STOP_GRACE: Duration = Duration::from_secs(2);
 
@@ -553,7 +584,7 @@ fn event_loop(
                 done = true;
             }
         }
-        if let Some(sig) = signals::stop_requested() {
+        if let Some(sig) = signals::stop_requested().or_else(|| output_stop(out)) {
             // The command rtrace started gets the signal too (a terminal's Ctrl-C has
             // sent it already; a `kill` or a CI runner's cancel sent it to rtrace
             // alone), once, and a moment to end; -p/-t/-a targets are never signalled.
@@ -577,7 +608,10 @@ fn event_loop(
     printer.flush_pending(None, out);
     let _ = out.flush();
 
-    let exit_code = match (exit_code, signals::stop_requested()) {
+    let exit_code = match (
+        exit_code,
+        signals::stop_requested().or_else(|| output_stop(out)),
+    ) {
         (Some(code), _) => code,
         (None, Some(sig)) if workload.is_some() => 128 + sig,
         _ => 0,

@@ -5,6 +5,7 @@ mod command;
 mod decode;
 mod held;
 mod lifecycle;
+mod output;
 mod signals;
 mod summary;
 mod targets;
