@@ -19,10 +19,14 @@ pub struct Guest {
     pub modules: Vec<String>,
     /// Working directory of the test run (a host path, seen the same in the chroot).
     pub workdir: PathBuf,
-    /// The program and its arguments.
-    pub command: Vec<String>,
-    /// Its whole environment.
+    /// The libtest executable (a host path).
+    pub tests: String,
+    /// libtest arguments choosing the tests (name filters, `--skip`, `--exact`).
+    pub filter: Vec<String>,
+    /// The tests' whole environment.
     pub env: Vec<(String, String)>,
+    /// Each test runs in its own process, killed after this many seconds.
+    pub test_limit_secs: u64,
 }
 
 /// `s` as one word for the shell.
@@ -39,7 +43,7 @@ pub fn init_script(guest: &Guest) -> String {
     };
     line("#!/bin/busybox sh");
     line("# Written by `cargo xtask test --kernel`: boots into the host's root, runs the");
-    line("# root integration tests there and powers off.");
+    line("# root integration tests there, one process each, and powers off.");
     line("/bin/busybox --install -s /bin");
     line("export PATH=/bin");
     line("mount -t devtmpfs devtmpfs /dev");
@@ -78,21 +82,37 @@ pub fn init_script(guest: &Guest) -> String {
     line("m -t cgroup2 cgroup2 /host/sys/fs/cgroup");
     // Each marker on a line of its own, whatever the console printed before.
     line(&format!("echo; echo \"{}$(uname -r)\"", markers::BOOTED));
-    let mut run = vec![
-        "chroot".to_string(),
-        "/host".into(),
-        "/usr/bin/env".into(),
-        "-i".into(),
-        "-C".into(),
+
+    // The test executable in the host's root, with the tests' environment.
+    let mut cmd = vec![
+        "chroot /host /usr/bin/env -i -C".to_string(),
         sh_quote(&guest.workdir.display().to_string()),
     ];
-    run.extend(guest.env.iter().map(|(k, v)| sh_quote(&format!("{k}={v}"))));
-    run.extend(guest.command.iter().map(|a| sh_quote(a)));
-    line(&run.join(" "));
+    cmd.extend(guest.env.iter().map(|(k, v)| sh_quote(&format!("{k}={v}"))));
+    cmd.push(sh_quote(&guest.tests));
+    let cmd = cmd.join(" ");
+    let filter: Vec<String> = guest.filter.iter().map(|f| sh_quote(f)).collect();
     line(&format!(
-        "status=$?; echo; echo \"{}$status\"",
-        markers::EXIT_STATUS
+        "names=$({cmd} --list {} | sed -n 's/: test$//p')",
+        filter.join(" ")
     ));
+    line("[ -n \"$names\" ] || echo 'rtrace-vm: no test matches'");
+    line("failed=0");
+    // One process per test: a test that hangs is killed, with whatever it started
+    // (kill -1 from init reaches every other process), and the others still run.
+    line("for name in $names; do");
+    line(&format!(
+        "  timeout -s KILL {} {cmd} --exact \"$name\" --test-threads=1",
+        guest.test_limit_secs
+    ));
+    line("  st=$?");
+    line(&format!(
+        "  if [ $st -eq 137 ]; then echo; echo \"{}$name\"; kill -KILL -1; sleep 1; fi",
+        markers::TIMED_OUT
+    ));
+    line("  [ $st -eq 0 ] || failed=$((failed + 1))");
+    line("done");
+    line(&format!("echo; echo \"{}$failed\"", markers::DONE));
     line("sync");
     line("poweroff -f");
     s
@@ -171,30 +191,29 @@ mod tests {
     }
 
     #[test]
-    fn init_loads_modules_in_order_and_runs_the_command() {
+    fn init_loads_modules_then_runs_each_test() {
         let guest = Guest {
             modules: vec!["virtio_ring.ko".into(), "9p.ko".into()],
             workdir: "/w/tests".into(),
-            command: vec![
-                "/w/root-tests".into(),
-                "--test-threads=1".into(),
-                "it's".into(),
-            ],
+            tests: "/w/root-tests".into(),
+            filter: vec!["lifecycle".into(), "--skip".into(), "it's".into()],
             env: vec![("RTRACE_REQUIRE_BPF".into(), "1".into())],
+            test_limit_secs: 300,
         };
         let s = init_script(&guest);
         let ring = s.find("insmod '/modules/virtio_ring.ko'").unwrap();
         let p9 = s.find("insmod '/modules/9p.ko'").unwrap();
         let mount = s.find("hostroot /host").unwrap();
         assert!(ring < p9 && p9 < mount);
-        assert!(s.contains(
-            "chroot /host /usr/bin/env -i -C '/w/tests' 'RTRACE_REQUIRE_BPF=1' \
-             '/w/root-tests' '--test-threads=1' 'it'\\''s'\n"
-        ));
-        let run = s.find("chroot /host").unwrap();
+        let cmd =
+            "chroot /host /usr/bin/env -i -C '/w/tests' 'RTRACE_REQUIRE_BPF=1' '/w/root-tests'";
+        let list = format!("names=$({cmd} --list 'lifecycle' '--skip' 'it'\\''s' | sed");
+        assert!(s.contains(&list), "{s}");
+        let each = format!("timeout -s KILL 300 {cmd} --exact \"$name\" --test-threads=1\n");
+        assert!(s.contains(&each), "{s}");
         let booted = s.find(markers::BOOTED).unwrap();
-        let status = s.find(markers::EXIT_STATUS).unwrap();
-        assert!(booted < run && run < status);
+        let done = s.find(markers::DONE).unwrap();
+        assert!(mount < booted && booted < s.find(&list).unwrap() && s.find(&each).unwrap() < done);
         assert!(s.ends_with("poweroff -f\n"));
     }
 }

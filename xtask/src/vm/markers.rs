@@ -4,15 +4,18 @@
 /// Printed once the host's root and the kernel file systems are mounted; the kernel
 /// release follows.
 pub const BOOTED: &str = "rtrace-vm: booted, kernel ";
-/// Printed after the test run; its exit status follows.
-pub const EXIT_STATUS: &str = "rtrace-vm: tests exited with status ";
+/// Printed when a test ran past its time limit and was killed; its name follows.
+pub const TIMED_OUT: &str = "rtrace-vm: killed at its time limit: ";
+/// Printed after the last test; the number of tests that failed follows.
+pub const DONE: &str = "rtrace-vm: tests done, failed: ";
 /// Printed when /init cannot set the guest up; what failed follows.
 pub const SETUP_FAILED: &str = "rtrace-vm: setup failed: ";
 
 #[derive(Debug, PartialEq)]
 pub enum Event {
     Booted(String),
-    Exited(i32),
+    TimedOut(String),
+    Done(u32),
     SetupFailed(String),
     /// A libtest result line: the test's name and whether it passed.
     Test(String, bool),
@@ -31,8 +34,11 @@ pub fn parse(line: &str) -> Option<Event> {
     if let Some(rest) = after(BOOTED) {
         return Some(Event::Booted(rest.trim().to_string()));
     }
-    if let Some(rest) = after(EXIT_STATUS) {
-        return rest.trim().parse().ok().map(Event::Exited);
+    if let Some(rest) = after(TIMED_OUT) {
+        return Some(Event::TimedOut(rest.trim().to_string()));
+    }
+    if let Some(rest) = after(DONE) {
+        return rest.trim().parse().ok().map(Event::Done);
     }
     if let Some(rest) = after(SETUP_FAILED) {
         return Some(Event::SetupFailed(rest.to_string()));
@@ -86,8 +92,12 @@ mod tests {
             Some(Event::Booted("6.1.0-57-amd64".into()))
         );
         assert_eq!(
-            parse("rtrace-vm: tests exited with status 101\r"),
-            Some(Event::Exited(101))
+            parse("rtrace-vm: tests done, failed: 2\r"),
+            Some(Event::Done(2))
+        );
+        assert_eq!(
+            parse("rtrace-vm: killed at its time limit: held::x"),
+            Some(Event::TimedOut("held::x".into()))
         );
         assert_eq!(
             parse("rtrace-vm: setup failed: insmod 9p.ko"),

@@ -60,8 +60,12 @@ pub struct Binaries {
     pub tests: PathBuf,
 }
 
+/// Until the guest has booted and mounted the host's root (about 4 s under TCG here).
 const BOOT_LIMIT: Duration = Duration::from_secs(5 * 60);
+/// Until the guest reports, from QEMU's start.
 const TOTAL_LIMIT: Duration = Duration::from_secs(45 * 60);
+/// One test, in the guest (the slowest takes about 20 s under TCG here).
+const TEST_LIMIT: Duration = Duration::from_secs(3 * 60);
 
 struct Row {
     series: &'static str,
@@ -89,8 +93,6 @@ pub fn run_matrix(
         fs::copy(from, to).with_context(|| format!("copy {}", from.display()))?;
     }
 
-    let mut command = vec![tests.display().to_string(), "--test-threads=1".to_string()];
-    command.extend(filter.iter().cloned());
     let env = |k: &str, default: &str| std::env::var(k).unwrap_or_else(|_| default.to_string());
     let guest_env = vec![
         ("HOME".to_string(), env("HOME", "/root")),
@@ -136,7 +138,9 @@ pub fn run_matrix(
             let mut guest = initramfs::Guest {
                 modules: Vec::new(),
                 workdir: root.join("tests"),
-                command: command.clone(),
+                tests: tests.display().to_string(),
+                filter: filter.to_vec(),
+                test_limit_secs: TEST_LIMIT.as_secs(),
                 env: guest_env.clone(),
             };
             let initrd = initramfs::build(&dir, &kernel.modules, &order, &mut guest)?;
@@ -152,6 +156,14 @@ pub fn run_matrix(
                 },
             )
         })();
+        if let Ok(o) = &outcome {
+            let times: String = o
+                .times
+                .iter()
+                .map(|(name, took)| format!("{:>8} {name}\n", secs(*took)))
+                .collect();
+            let _ = fs::write(dir.join("times.txt"), times);
+        }
         if let Ok(o) = &outcome
             && let Some(booted) = &o.release
             && *booted != kernel.release
@@ -203,7 +215,7 @@ fn summary(r: &Row) -> String {
     let suite = o.suite.map_or("-".into(), secs);
     let end = match &o.end {
         qemu::End::Reported(0) => "tests passed".to_string(),
-        qemu::End::Reported(c) => format!("tests failed (exit status {c})"),
+        qemu::End::Reported(n) => format!("{n} tests failed"),
         qemu::End::SetupFailed(w) => format!("guest set-up failed: {w}"),
         qemu::End::QemuExited(s) => format!(
             "QEMU ended ({}) before the guest reported",
@@ -227,7 +239,10 @@ fn summary(r: &Row) -> String {
     for f in &o.failed {
         s.push_str(&format!("\n        FAILED {f}"));
     }
-    s.push_str(&format!("\n        log: {}", r.log.display()));
+    s.push_str(&format!(
+        "\n        log: {} (time per test: times.txt beside it)",
+        r.log.display()
+    ));
     s
 }
 

@@ -18,8 +18,8 @@ use super::markers::{self, Event};
 /// How the console session ended.
 #[derive(Debug)]
 pub enum End {
-    /// The guest printed its exit-status marker.
-    Reported(i32),
+    /// The guest ran every test; this many failed.
+    Reported(u32),
     /// /init could not set the guest up.
     SetupFailed(String),
     /// QEMU ended before the guest reported.
@@ -37,7 +37,10 @@ pub struct Outcome {
     /// From "booted"" to the exit-status marker.
     pub suite: Option<Duration>,
     pub passed: Vec<String>,
+    /// Failed tests, killed ones included.
     pub failed: Vec<String>,
+    /// Each test's name and time, from the end of the one before.
+    pub times: Vec<(String, Duration)>,
     /// The kernel's oops, BUG, warning and panic lines.
     pub kernel_trouble: Vec<String>,
 }
@@ -136,8 +139,10 @@ pub fn run(
         suite: None,
         passed: Vec::new(),
         failed: Vec::new(),
+        times: Vec::new(),
         kernel_trouble: Vec::new(),
     };
+    let mut last = start;
     loop {
         let limit = if outcome.boot.is_some() {
             limits.total
@@ -159,21 +164,28 @@ pub fn run(
         let line = markers::clean(&raw);
         println!("{tag}| {line}");
         let _ = writeln!(log_file, "{line}");
-        match markers::parse(&line) {
+        let event = markers::parse(&line);
+        if let Some(Event::Test(name, _) | Event::TimedOut(name)) = &event {
+            outcome.times.push((name.clone(), last.elapsed()));
+            last = Instant::now();
+        }
+        match event {
             Some(Event::Booted(release)) => {
                 outcome.boot = Some(start.elapsed());
                 outcome.release = Some(release);
+                last = Instant::now();
             }
             Some(Event::Test(name, true)) => outcome.passed.push(name),
             Some(Event::Test(name, false)) => outcome.failed.push(name),
+            Some(Event::TimedOut(name)) => outcome.failed.push(format!("{name} (timed out)")),
             Some(Event::KernelTrouble(what)) => outcome.kernel_trouble.push(what),
             Some(Event::SetupFailed(what)) => {
                 outcome.end = End::SetupFailed(what);
                 break;
             }
-            Some(Event::Exited(code)) => {
+            Some(Event::Done(failed)) => {
                 outcome.suite = outcome.boot.map(|b| start.elapsed() - b);
-                outcome.end = End::Reported(code);
+                outcome.end = End::Reported(failed);
                 break;
             }
             None => {}
