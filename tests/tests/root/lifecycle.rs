@@ -12,12 +12,13 @@ fn rtrace_ends_when_its_targets_have_exited() {
     if !bpf_ready("rtrace_ends_when_its_targets_have_exited") {
         return;
     }
-    let sleeper = rtrace_tests::Bg::spawn("sleep", &["1"]);
+    // Long enough to outlast rtrace's start-up in the emulated kernels of the matrix.
+    let sleeper = rtrace_tests::Bg::spawn("sleep", &["4"]);
     let pid = sleeper.pid();
     let mut t = Tracer::start(&["-p", &pid.to_string()]);
     assert_eq!(map_keys(t.pid(), "pids_to_trace").unwrap(), vec![pid]);
     assert!(!t.exited());
-    let r = t.wait(Duration::from_secs(10));
+    let r = t.wait(Duration::from_secs(15));
     assert_eq!(r.code(), Some(0), "{r}");
     let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
     assert!(
@@ -150,7 +151,7 @@ fn inside_a_pid_namespace_pid_targets_the_namespaces_pid() {
         return;
     }
     let r = in_pid_namespace(
-        r#"sh -c 'sleep 0.5; cat /proc/self/stat >/dev/null' & echo $!; exec "$RTRACE" -p $!"#,
+        r#"sh -c 'sleep 3; cat /proc/self/stat >/dev/null' & echo $!; exec "$RTRACE" -p $!"#,
     );
     assert_eq!(r.code(), Some(0), "{r}");
     let target: u32 = r
@@ -216,15 +217,19 @@ fn many_short_lived_children_all_leave_the_map() {
         ],
     );
     let t = Tracer::start(&["-p", &sh.pid().to_string()]);
-    thread::sleep(Duration::from_millis(2500));
+    let trues = |stderr: &str| {
+        stderr
+            .lines()
+            .filter_map(parse_line)
+            .filter(|l| l.comm == "true" && l.name == "exit_group")
+            .count()
+    };
+    // Until the loop is done (seconds in the emulated kernels of the matrix).
+    wait_for(Duration::from_secs(30), || trues(&t.stderr()) >= 50);
+    thread::sleep(Duration::from_millis(200));
     let keys = map_keys(t.pid(), "pids_to_trace").unwrap();
     let r = t.stop();
-    let trues = r
-        .stderr
-        .lines()
-        .filter_map(parse_line)
-        .filter(|l| l.comm == "true" && l.name == "exit_group")
-        .count();
+    let trues = trues(&r.stderr);
     assert_eq!(trues, 50, "every child traced to its end{r}");
     assert!(
         keys.iter()
@@ -254,11 +259,21 @@ fn a_full_pid_map_is_reported() {
     assert_eq!(r.code(), Some(0), "the workload is not harmed{r}");
     let sections = r.stderr.lines().filter(|l| l.contains(" events, ")).count();
     assert_eq!(sections, 3, "{r}");
-    assert!(
-        r.stderr
-            .contains("rtrace: 4 child tasks could not be traced: the map pids_to_trace was full (it holds 3 tasks; raise RTRACE_PID_MAP_ENTRIES)"),
-        "{r}"
-    );
+    // Four children do not fit: whether each is lost at the hand-off map or at
+    // pids_to_trace depends on timing, and each cause is said on its own line.
+    let mut lost = 0;
+    for l in r.stderr.lines() {
+        if let Some(rest) = l.strip_prefix("rtrace: ")
+            && let Some((n, why)) = rest.split_once(" child tasks could not be traced: the map ")
+        {
+            assert!(
+                why.ends_with("was full (it holds 3 tasks; raise RTRACE_PID_MAP_ENTRIES)"),
+                "{r}"
+            );
+            lost += n.parse::<u32>().unwrap();
+        }
+    }
+    assert_eq!(lost, 4, "{r}");
 }
 
 #[test]
@@ -295,7 +310,7 @@ fn a_p_session_never_ends_while_a_child_is_on_its_way_in() {
     // is settled after the child's insert, and user space reads settled, map, given in
     // that order), so it is run many times rather than forced.
     let dir = rtrace_tests::scratch_dir("handoff");
-    for i in 0..20 {
+    for i in 0..10 {
         let go = dir.join(format!("go{i}"));
         let parent = python(&format!(
             "import os, time\n\
@@ -314,7 +329,9 @@ fn a_p_session_never_ends_while_a_child_is_on_its_way_in() {
             .stderr
             .lines()
             .filter_map(parse_line)
-            .filter(|l| l.name == "getppid" && l.tid != parent.pid())
+            // The child, by its name: a python3 wrapper script (pyenv's) may fork
+            // helpers that call getppid too.
+            .filter(|l| l.name == "getppid" && l.comm == "python3" && l.tid != parent.pid())
             .count();
         assert_eq!(calls, 5, "run {i}: the child was followed to its end{r}");
     }
