@@ -209,14 +209,15 @@ fn many_short_lived_children_all_leave_the_map() {
     if !bpf_ready("many_short_lived_children_all_leave_the_map") {
         return;
     }
-    let sh = rtrace_tests::Bg::spawn(
-        "sh",
-        &[
-            "-c",
-            "sleep 0.5; for i in $(seq 50); do /bin/true; done; exec sleep 60",
-        ],
+    let dir = rtrace_tests::scratch_dir("shortlived");
+    let go = dir.join("go");
+    let script = format!(
+        "while [ ! -e {go} ]; do sleep 0.05; done; for i in $(seq 50); do /bin/true; done; exec sleep 60",
+        go = go.display()
     );
+    let sh = rtrace_tests::Bg::spawn("sh", &["-c", &script]);
     let t = Tracer::start(&["-p", &sh.pid().to_string()]);
+    std::fs::write(&go, "").unwrap();
     let trues = |stderr: &str| {
         stderr
             .lines()
