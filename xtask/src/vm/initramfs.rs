@@ -29,6 +29,12 @@ pub struct Guest {
     pub test_limit_secs: u64,
 }
 
+/// Directories the guest gets a fresh, writable tmpfs on (with their modes).
+const SCRATCH: [(&str, &str); 3] = [("/tmp", "1777"), ("/var/tmp", "1777"), ("/run", "755")];
+
+/// The tests' TMPDIR in the guest (a tmpfs on /mnt).
+pub const GUEST_TMPDIR: &str = "/mnt/tmp";
+
 /// `s` as one word for the shell.
 pub fn sh_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
@@ -65,10 +71,17 @@ pub fn init_script(guest: &Guest) -> String {
     }
     line("ip link set lo up");
     line("m -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose hostroot /host");
-    // Writable scratch space over the read-only root.
-    line("m -t tmpfs -o mode=1777 tmpfs /host/tmp");
-    line("m -t tmpfs -o mode=1777 tmpfs /host/var/tmp");
-    line("m -t tmpfs -o mode=755 tmpfs /host/run");
+    // Writable scratch space over the read-only root: the tests' TMPDIR on /mnt, and
+    // the usual scratch directories, except one that holds the workspace (a clone under
+    // /tmp must stay visible to the guest).
+    line("m -t tmpfs -o mode=1777 tmpfs /host/mnt");
+    line("mkdir -m 1777 /host/mnt/tmp");
+    for (dir, mode) in SCRATCH {
+        let holds = |p: &str| Path::new(p).starts_with(dir);
+        if !holds(&guest.workdir.display().to_string()) && !holds(&guest.tests) {
+            line(&format!("m -t tmpfs -o mode={mode} tmpfs /host{dir}"));
+        }
+    }
     // The kernel's file systems the tests and rtrace use.
     line("m -t proc proc /host/proc");
     line("m -t sysfs sysfs /host/sys");
@@ -96,8 +109,9 @@ pub fn init_script(guest: &Guest) -> String {
         "names=$({cmd} --list {} | sed -n 's/: test$//p')",
         filter.join(" ")
     ));
-    line("[ -n \"$names\" ] || echo 'rtrace-vm: no test matches'");
     line("failed=0");
+    // No test to run is a failure: a broken path or filter must not pass as green.
+    line("[ -n \"$names\" ] || { echo 'rtrace-vm: no test matches'; failed=1; }");
     // One process per test: a test that hangs is killed, with whatever it started
     // (kill -1 from init reaches every other process), and the others still run.
     line("for name in $names; do");
@@ -215,5 +229,22 @@ mod tests {
         let done = s.find(markers::DONE).unwrap();
         assert!(mount < booted && booted < s.find(&list).unwrap() && s.find(&each).unwrap() < done);
         assert!(s.ends_with("poweroff -f\n"));
+        assert!(s.contains("tmpfs /host/tmp\n") && s.contains("tmpfs /host/mnt\n"));
+        assert!(s.contains("no test matches'; failed=1;"), "{s}");
+    }
+
+    #[test]
+    fn a_workspace_under_tmp_stays_visible() {
+        let guest = Guest {
+            modules: Vec::new(),
+            workdir: "/tmp/clone/tests".into(),
+            tests: "/tmp/clone/target/kernels/bin/root-tests".into(),
+            filter: Vec::new(),
+            env: Vec::new(),
+            test_limit_secs: 60,
+        };
+        let s = init_script(&guest);
+        assert!(!s.contains("tmpfs /host/tmp\n"), "{s}");
+        assert!(s.contains("tmpfs /host/var/tmp\n") && s.contains("tmpfs /host/mnt\n"));
     }
 }

@@ -101,6 +101,7 @@ pub fn run_matrix(
             env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
         ),
         ("TERM".to_string(), "dumb".to_string()),
+        ("TMPDIR".to_string(), initramfs::GUEST_TMPDIR.to_string()),
         ("RTRACE_BIN".to_string(), rtrace.display().to_string()),
         ("RTRACE_REQUIRE_BPF".to_string(), "1".to_string()),
     ];
