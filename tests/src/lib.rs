@@ -446,9 +446,26 @@ pub fn compile_c(
     (r, bin)
 }
 
-/// A Python helper process (python3 is on every machine of this kind).
+/// A Python helper process (python3 is on every machine of this kind), returned once
+/// the interpreter itself runs: `python3` may be a wrapper script (pyenv's) that takes
+/// seconds to exec it in the emulated kernels of the matrix, and what it runs before
+/// is not the test's.
 pub fn python(code: &str) -> Bg {
-    Bg::spawn("python3", &["-c", code])
+    let bg = Bg::spawn("python3", &["-c", code]);
+    let pid = bg.pid();
+    // By its executable: a script may rename itself (prctl), and a wrapper script's
+    // name is python3 too.
+    let is_python = || {
+        fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| {
+            exe.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("python"))
+        })
+    };
+    assert!(
+        wait_for(Duration::from_secs(60), is_python),
+        "python3 did not start"
+    );
+    bg
 }
 
 #[cfg(test)]

@@ -216,10 +216,6 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         pidfd.as_ref(),
         workload.as_ref(),
     )?;
-    if let Some(end) = failed_output(&out) {
-        loader::detach_all(&mut bpf);
-        return end;
-    }
     if let Some(summary) = &cfg.summary {
         // Detach the syscall programs first: the numbers read below no longer move.
         loader::detach_syscalls(&mut bpf);

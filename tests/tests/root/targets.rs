@@ -191,8 +191,9 @@ fn system_wide_filter_pids_hides_a_task_and_rtrace_itself() {
     }
     let busy = python(&busy_python(0));
     let b = busy.pid().to_string();
-    // Control: without the filter the busy task shows, so the check below can fail.
-    let t = Tracer::start(&["-a", "--", "sleep", "0.5"]);
+    // Control: without the filter the busy task shows, so the check below can fail
+    // (2 s: the interpreter's start-up takes a while in the emulated kernels).
+    let t = Tracer::start(&["-a", "--", "sleep", "2"]);
     let rtrace_pid = t.pid();
     let r = t.wait(Duration::from_secs(20));
     let lines = lines_of(&r.stderr);
