@@ -39,6 +39,26 @@ pub enum ConfigError {
     Selection(#[from] SelectionError),
     #[error("invalid CPU list '{0}' for -C/--cpu: expected numbers or ranges like 0,2-3 below {1}")]
     BadCpus(String, u32),
+    #[error(
+        "invalid RTRACE_PID_MAP_ENTRIES '{0}': expected a number of tasks from 1 to {MAX_PID_MAP_ENTRIES}"
+    )]
+    BadPidMapEntries(String),
+}
+
+/// No more tasks than this can live at once (the kernel's PID_MAX_LIMIT); bigger pid
+/// maps would only cost memory and start-up time.
+pub const MAX_PID_MAP_ENTRIES: u32 = 4_194_304;
+
+/// `RTRACE_PID_MAP_ENTRIES`: the default when unset, else a number in range.
+pub fn pid_map_entries(var: Option<&str>) -> Result<u32, ConfigError> {
+    let Some(v) = var else {
+        return Ok(trace_common::maps::PID_MAP_ENTRIES);
+    };
+    v.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|n| (1..=MAX_PID_MAP_ENTRIES).contains(n))
+        .ok_or_else(|| ConfigError::BadPidMapEntries(v.into()))
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -278,11 +298,7 @@ pub fn resolve_with(
         }
         Some(sel.nrs)
     };
-    let pid_map_entries = std::env::var("RTRACE_PID_MAP_ENTRIES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|&n: &u32| n > 0)
-        .unwrap_or(trace_common::maps::PID_MAP_ENTRIES);
+    let pid_map_entries = pid_map_entries(std::env::var("RTRACE_PID_MAP_ENTRIES").ok().as_deref())?;
     let cpus = args
         .cpu
         .as_deref()
@@ -323,6 +339,24 @@ mod tests {
     use clap::Parser;
 
     use super::*;
+
+    #[test]
+    fn pid_map_entries_in_range_or_refused() {
+        assert_eq!(pid_map_entries(None), Ok(8192));
+        assert_eq!(pid_map_entries(Some("3")), Ok(3));
+        assert_eq!(pid_map_entries(Some("4194304")), Ok(4_194_304));
+        for bad in ["0", "-1", "abc", "", "99999999999", "100000000", "4194305"] {
+            assert_eq!(
+                pid_map_entries(Some(bad)),
+                Err(ConfigError::BadPidMapEntries(bad.into())),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            ConfigError::BadPidMapEntries("abc".into()).to_string(),
+            "invalid RTRACE_PID_MAP_ENTRIES 'abc': expected a number of tasks from 1 to 4194304"
+        );
+    }
 
     fn args(v: &[&str]) -> Args {
         Args::try_parse_from(std::iter::once("rtrace").chain(v.iter().copied())).unwrap()

@@ -41,7 +41,10 @@ fn main() {
             std::process::exit(2);
         }
     };
-    let perf = perfconfig::from_env();
+    let (perf, config_warning) = perfconfig::from_env();
+    if let Some(w) = config_warning {
+        say!("rtrace: {w}");
+    }
     let cfg = match config::resolve_with(args, pids::targets::task_exists, &perf) {
         Ok(c) => c,
         Err(e) => {

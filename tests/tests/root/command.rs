@@ -256,6 +256,48 @@ fn bad_options_get_one_line() {
         assert_eq!(r.stderr.lines().count(), 1, "{r}");
         assert!(r.stderr.starts_with("rtrace: "), "{r}");
     }
+    // The variable that sizes the pid maps: not a number, or out of range, is refused
+    // (it used to fall back to 8192 silently, or to spin in the kernel for 100000000).
+    for value in ["0", "-1", "abc", "99999999999", "100000000"] {
+        let r = run(
+            rtrace()
+                .env("RTRACE_PID_MAP_ENTRIES", value)
+                .args(["--", "true"]),
+            LIMIT,
+        );
+        assert_eq!(r.code(), Some(2), "{value}{r}");
+        assert_eq!(
+            r.stderr.trim_end(),
+            format!(
+                "rtrace: invalid RTRACE_PID_MAP_ENTRIES '{value}': expected a number of tasks from 1 to 4194304"
+            ),
+            "{r}"
+        );
+    }
+}
+
+#[test]
+fn an_endless_perf_config_is_refused_with_perfs_warning() {
+    if !bpf_ready("an_endless_perf_config_is_refused_with_perfs_warning") {
+        return;
+    }
+    // It used to be read whole: 2 GB and no start.
+    let r = run(
+        rtrace()
+            .env("PERF_CONFIG", "/dev/zero")
+            .args(["--", "true"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    assert_eq!(
+        r.stderr.lines().next(),
+        Some("rtrace: bad config file line 1 in /dev/zero"),
+        "{r}"
+    );
+    assert!(
+        r.trace_lines().iter().any(|l| l.contains("exit_group")),
+        "{r}"
+    );
 }
 
 #[test]
