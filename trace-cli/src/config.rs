@@ -193,8 +193,11 @@ fn configured_cpus() -> u32 {
 
 /// Resolves a user name or number.
 fn resolve_uid(user: &str) -> Result<u32, ConfigError> {
+    // u32::MAX is (uid_t)-1, "no user" to the kernel, and rtrace's own "any user".
     if let Ok(uid) = user.parse::<u32>() {
-        return Ok(uid);
+        return (uid != u32::MAX)
+            .then_some(uid)
+            .ok_or_else(|| ConfigError::UnknownUser(user.into()));
     }
     match nix::unistd::User::from_name(user) {
         Ok(Some(u)) => Ok(u.uid.as_raw()),
@@ -238,12 +241,28 @@ pub fn resolve_with(
     let uid = args.uid.as_deref().map(resolve_uid).transpose()?;
     let command = (!args.command.is_empty()).then_some(args.command);
 
-    let targets = if args.all_cpus || uid.is_some() {
-        Targets::System {
-            uid,
-            workload: command,
+    // Contradicting targets: the narrower one wins, with perf's own warnings.
+    let mut warnings = Vec::new();
+    let tasks_given = !pids.is_empty() || !tids.is_empty();
+    for (overrides, warning) in [
+        (
+            tasks_given && args.all_cpus,
+            "PID/TID switch overriding SYSTEM",
+        ),
+        (
+            tasks_given && uid.is_some(),
+            "PID/TID switch overriding UID",
+        ),
+        (
+            !tasks_given && uid.is_some() && args.all_cpus,
+            "UID switch overriding SYSTEM",
+        ),
+    ] {
+        if overrides {
+            warnings.push(warning.to_string());
         }
-    } else if !pids.is_empty() || !tids.is_empty() {
+    }
+    let targets = if tasks_given {
         if command.is_some() {
             return Err(ConfigError::CommandWithTargets);
         }
@@ -254,6 +273,11 @@ pub fn resolve_with(
             Targets::Tids(tids)
         } else {
             Targets::Pids(pids)
+        }
+    } else if args.all_cpus || uid.is_some() {
+        Targets::System {
+            uid,
+            workload: command,
         }
     } else if let Some(cmd) = command {
         Targets::Workload(cmd)
@@ -288,7 +312,6 @@ pub fn resolve_with(
     // perf colours only a terminal: the default stderr, when it is one.
     let color =
         args.output.is_none() && !args.json && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let mut warnings = Vec::new();
     let selection = if args.expr.is_empty() {
         None
     } else {
@@ -339,6 +362,29 @@ mod tests {
     use clap::Parser;
 
     use super::*;
+
+    #[test]
+    fn contradicting_targets_keep_the_narrower_with_perfs_warning() {
+        let c = resolve(args(&["-p", "1", "-a"]), live).unwrap();
+        assert_eq!(c.targets, Targets::Pids(vec![1]));
+        assert_eq!(c.warnings, ["PID/TID switch overriding SYSTEM"]);
+        let c = resolve(args(&["-t", "7", "-u", "0"]), live).unwrap();
+        assert_eq!(c.targets, Targets::Tids(vec![7]));
+        assert_eq!(c.warnings, ["PID/TID switch overriding UID"]);
+        let c = resolve(args(&["-a", "-u", "0"]), live).unwrap();
+        assert_eq!(
+            c.targets,
+            Targets::System {
+                uid: Some(0),
+                workload: None
+            }
+        );
+        assert_eq!(c.warnings, ["UID switch overriding SYSTEM"]);
+        assert_eq!(
+            resolve(args(&["-u", "4294967295"]), live).unwrap_err(),
+            ConfigError::UnknownUser("4294967295".into())
+        );
+    }
 
     #[test]
     fn pid_map_entries_in_range_or_refused() {

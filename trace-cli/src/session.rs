@@ -557,7 +557,13 @@ fn event_loop(
             } else {
                 ("", "")
             };
-            let _ = writeln!(out, "{on}LOST {} events!{off}", dropped - reported_lost);
+            let lost = dropped - reported_lost;
+            // In JSON every line is an object, the loss too.
+            let _ = if cfg.json {
+                writeln!(out, "{{\"lost\":{lost}}}")
+            } else {
+                writeln!(out, "{on}LOST {lost} events!{off}")
+            };
             reported_lost = dropped;
         }
         let _ = out.flush();

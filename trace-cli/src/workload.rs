@@ -85,6 +85,12 @@ impl Workload {
         let args: Vec<CString> = argv.iter().map(|a| cstr(a)).collect::<Result<_, _>>()?;
         let mut arg_ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
         arg_ptrs.push(std::ptr::null());
+        // A script without `#!` is run by the shell, as a shell (and execvp, and perf)
+        // would: `sh PROGRAM ARGS...`.
+        let sh_ptrs: Vec<*const libc::c_char> = [SH.as_ptr(), program.as_ptr()]
+            .into_iter()
+            .chain(arg_ptrs[1..].iter().copied())
+            .collect();
 
         let (go_r, go_w) = pipe_cloexec().map_err(WorkloadError::Spawn)?;
         let (err_r, err_w) = pipe_cloexec().map_err(WorkloadError::Spawn)?;
@@ -106,7 +112,7 @@ impl Workload {
                 err_other_end: err_r.as_raw_fd(),
             };
             // SAFETY: see above.
-            unsafe { child_wait_and_exec(parent, fds, &program, &arg_ptrs) }
+            unsafe { child_wait_and_exec(parent, fds, &program, &arg_ptrs, &sh_ptrs) }
         }
         drop(go_r);
         drop(err_w);
@@ -160,6 +166,9 @@ impl Drop for Workload {
     }
 }
 
+/// The shell that runs a script without `#!`.
+const SH: &std::ffi::CStr = c"/bin/sh";
+
 /// The pipe ends as the held child sees them.
 struct HeldFds {
     go: RawFd,
@@ -187,6 +196,7 @@ unsafe fn child_wait_and_exec(
     fds: HeldFds,
     program: &CString,
     argv: &[*const libc::c_char],
+    sh_argv: &[*const libc::c_char],
 ) -> ! {
     unsafe {
         libc::close(fds.go_other_end);
@@ -220,6 +230,9 @@ unsafe fn child_wait_and_exec(
         // whatever happens to rtrace.
         libc::prctl(libc::PR_SET_PDEATHSIG, 0, 0, 0, 0);
         libc::execv(program.as_ptr(), argv.as_ptr());
+        if *libc::__errno_location() == libc::ENOEXEC {
+            libc::execv(SH.as_ptr(), sh_argv.as_ptr());
+        }
         let errno = *libc::__errno_location();
         libc::write(fds.err, (&errno as *const i32).cast(), 4);
         libc::_exit(127);

@@ -213,6 +213,36 @@ fn a_full_ring_reports_lost_events() {
         "LOST N events! is printed{}",
         &r.stderr[r.stderr.len().saturating_sub(2000)..]
     );
+
+    // With --json every line is an object, the loss too (jq would stop at a text line).
+    let r = run(
+        rtrace().args([
+            "--json",
+            "-m",
+            "1",
+            "--",
+            "dd",
+            "if=/dev/zero",
+            "of=/dev/null",
+            "bs=1",
+            "count=100000",
+        ]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let mut lost = 0;
+    // dd's own report goes to the same stderr.
+    let dd = |l: &str| l.contains("+0 records ") || l.contains(" copied, ");
+    for l in r.stderr.lines().filter(|l| !dd(l)) {
+        assert!(l.starts_with('{') && l.ends_with('}'), "not JSON: {l}");
+        if let Some(n) = l
+            .strip_prefix("{\"lost\":")
+            .and_then(|n| n.strip_suffix('}'))
+        {
+            lost += n.parse::<u64>().unwrap();
+        }
+    }
+    assert!(lost > 0, "a {{\"lost\":N}} object is printed");
 }
 
 #[test]
@@ -238,6 +268,43 @@ fn a_command_that_cannot_run() {
 }
 
 #[test]
+fn a_script_without_a_shebang_is_run_by_the_shell() {
+    if !bpf_ready("a_script_without_a_shebang_is_run_by_the_shell") {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = rtrace_tests::scratch_dir("noshebang");
+    let script = dir.join("script");
+    let marker = dir.join("ran");
+    std::fs::write(&script, format!("touch {}\nexit 3\n", marker.display())).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = run(rtrace().arg("--").arg(&script), LIMIT);
+    assert_eq!(
+        r.code(),
+        Some(3),
+        "the script's own status, as a shell gives it{r}"
+    );
+    assert!(marker.exists(), "{r}");
+    let execs: Vec<_> = r
+        .trace_lines()
+        .into_iter()
+        .filter(|l| l.contains(" execve("))
+        .collect();
+    assert!(
+        execs
+            .first()
+            .is_some_and(|l| l.ends_with("ENOEXEC (Exec format error)")),
+        "{r}"
+    );
+    assert!(
+        execs
+            .iter()
+            .any(|l| l.contains("\"/bin/sh\"") && l.ends_with("= 0")),
+        "{r}"
+    );
+}
+
+#[test]
 fn bad_options_get_one_line() {
     // No BPF needed: rejected before anything is loaded.
     let bin = rtrace_tests::rtrace_bin();
@@ -250,6 +317,8 @@ fn bad_options_get_one_line() {
         &["-p", "abc"],
         &["-p", "999999999"],
         &["-m", "zz", "--", "true"],
+        // (uid_t)-1: no user, not "every user".
+        &["-u", "4294967295"],
     ] {
         let r = run(rtrace().args(args), LIMIT);
         assert_ne!(r.code(), Some(0), "{r}");
