@@ -395,6 +395,20 @@ pub fn threads(pid: u32) -> Vec<u32> {
     tids
 }
 
+/// Is a process with exactly this command line (argv) running?
+pub fn process_running(argv: &[&str]) -> bool {
+    let want: Vec<u8> = argv
+        .iter()
+        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+        .collect();
+    fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten()
+                .any(|e| fs::read(e.path().join("cmdline")).is_ok_and(|c| c == want))
+        })
+        .unwrap_or(false)
+}
+
 /// The processes whose parent is `pid`, from /proc.
 pub fn children_of(pid: u32) -> Vec<u32> {
     let mut out = Vec::new();

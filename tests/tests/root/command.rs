@@ -190,19 +190,11 @@ fn a_full_ring_reports_lost_events() {
         return;
     }
     // One page of ring and a burst of 200k syscalls between two drains.
-    let r = run(
-        rtrace().args([
-            "-m",
-            "1",
-            "--",
-            "dd",
-            "if=/dev/zero",
-            "of=/dev/null",
-            "bs=1",
-            "count=100000",
-        ]),
-        LIMIT,
-    );
+    let storm = |extra: &[&str]| {
+        let dd = ["dd", "if=/dev/zero", "of=/dev/null", "bs=1", "count=100000"];
+        run(rtrace().args(extra).args(["-m", "1", "--"]).args(dd), LIMIT)
+    };
+    let r = storm(&[]);
     assert_eq!(r.code(), Some(0), "{r}");
     let lost_line = r
         .stderr
@@ -215,20 +207,7 @@ fn a_full_ring_reports_lost_events() {
     );
 
     // With --json every line is an object, the loss too (jq would stop at a text line).
-    let r = run(
-        rtrace().args([
-            "--json",
-            "-m",
-            "1",
-            "--",
-            "dd",
-            "if=/dev/zero",
-            "of=/dev/null",
-            "bs=1",
-            "count=100000",
-        ]),
-        LIMIT,
-    );
+    let r = storm(&["--json"]);
     assert_eq!(r.code(), Some(0), "{r}");
     let mut lost = 0;
     // dd's own report goes to the same stderr.

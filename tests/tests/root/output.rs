@@ -20,14 +20,7 @@ const STORM: [&str; 5] = [
 ];
 
 fn storm_running() -> bool {
-    let want: Vec<u8> = STORM
-        .iter()
-        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
-        .collect();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == want))
+    rtrace_tests::process_running(&STORM)
 }
 
 #[test]

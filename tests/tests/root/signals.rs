@@ -9,20 +9,9 @@ use std::{
 };
 
 use rtrace_tests::{
-    Bg, Tracer, bpf_ready, rtrace, scratch_dir, trace_lines, wait_for, wait_output,
+    Bg, Tracer, bpf_ready, process_running as running, rtrace, scratch_dir, trace_lines, wait_for,
+    wait_output,
 };
-
-/// Is a process with exactly this command line running?
-fn running(cmdline: &[&str]) -> bool {
-    let want: Vec<u8> = cmdline
-        .iter()
-        .flat_map(|a| [a.as_bytes(), b"\0"].concat())
-        .collect();
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == want))
-}
 
 fn signal(pid: u32, sig: i32) {
     // SAFETY: plain kill(2).
