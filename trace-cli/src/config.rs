@@ -43,6 +43,10 @@ pub enum ConfigError {
         "invalid RTRACE_PID_MAP_ENTRIES '{0}': expected a number of tasks from 1 to {MAX_PID_MAP_ENTRIES}"
     )]
     BadPidMapEntries(String),
+    #[error(
+        "invalid RTRACE_SUMMARY_ENTRIES '{0}': expected a number of (thread, syscall) pairs from 1 to {MAX_SUMMARY_ENTRIES}"
+    )]
+    BadSummaryEntries(String),
 }
 
 /// No more tasks than this can live at once (the kernel's PID_MAX_LIMIT); bigger pid
@@ -59,6 +63,23 @@ pub fn pid_map_entries(var: Option<&str>) -> Result<u32, ConfigError> {
         .ok()
         .filter(|n| (1..=MAX_PID_MAP_ENTRIES).contains(n))
         .ok_or_else(|| ConfigError::BadPidMapEntries(v.into()))
+}
+
+/// Each summary entry takes about 128 bytes of kernel memory, allocated when the maps
+/// are made: 4 Mi entries is 512 MiB, more than any summary needs.
+pub const MAX_SUMMARY_ENTRIES: u32 = 4_194_304;
+
+/// `RTRACE_SUMMARY_ENTRIES`: how many (thread, syscall) pairs, and (thread, syscall,
+/// errno) triples, the summary maps hold.
+pub fn summary_entries(var: Option<&str>) -> Result<u32, ConfigError> {
+    let Some(v) = var else {
+        return Ok(trace_common::stats::STATS_ENTRIES);
+    };
+    v.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|n| (1..=MAX_SUMMARY_ENTRIES).contains(n))
+        .ok_or_else(|| ConfigError::BadSummaryEntries(v.into()))
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -89,6 +110,8 @@ pub struct Config {
     pub ring_bytes: u32,
     /// Tasks the pid maps hold (`RTRACE_PID_MAP_ENTRIES`, default 8192).
     pub pid_map_entries: u32,
+    /// Entries of the summary maps (`RTRACE_SUMMARY_ENTRIES`, default 65536).
+    pub summary_entries: u32,
     pub verbose: u8,
     pub summary: Option<Summary>,
     /// `-C`: the CPUs watched; `None` watches all.
@@ -322,6 +345,7 @@ pub fn resolve_with(
         Some(sel.nrs)
     };
     let pid_map_entries = pid_map_entries(std::env::var("RTRACE_PID_MAP_ENTRIES").ok().as_deref())?;
+    let summary_entries = summary_entries(std::env::var("RTRACE_SUMMARY_ENTRIES").ok().as_deref())?;
     let cpus = args
         .cpu
         .as_deref()
@@ -330,6 +354,7 @@ pub fn resolve_with(
     Ok(Config {
         cpus,
         pid_map_entries,
+        summary_entries,
         selection,
         warnings,
         summary,
@@ -402,6 +427,19 @@ mod tests {
             ConfigError::BadPidMapEntries("abc".into()).to_string(),
             "invalid RTRACE_PID_MAP_ENTRIES 'abc': expected a number of tasks from 1 to 4194304"
         );
+    }
+
+    #[test]
+    fn summary_entries_in_range_or_refused() {
+        assert_eq!(summary_entries(None), Ok(65536));
+        assert_eq!(summary_entries(Some("7")), Ok(7));
+        for bad in ["0", "-1", "abc", "4194305", ""] {
+            assert_eq!(
+                summary_entries(Some(bad)),
+                Err(ConfigError::BadSummaryEntries(bad.into())),
+                "{bad}"
+            );
+        }
     }
 
     fn args(v: &[&str]) -> Args {

@@ -28,7 +28,13 @@ use trace_common::{
 
 use crate::{
     config::{Config, Targets},
-    decode::{Catalog, beauty::Beauty, classes, fd_table::FdTable, syscall_table},
+    decode::{
+        Catalog,
+        beauty::Beauty,
+        classes,
+        fd_table::{self, CwdSeed, FdTable},
+        syscall_table,
+    },
     kernel::{
         features::{self, GroupExit, Missing},
         loader::{self, LoadError, Settings},
@@ -140,6 +146,11 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         summary_flags: summary_flags(cfg.summary.as_ref()),
         selective: cfg.selection.is_some(),
         pid_map_entries: cfg.pid_map_entries,
+        summary_entries: if cfg.summary.is_some() {
+            cfg.summary_entries
+        } else {
+            1
+        },
         cpu_filter: cfg.cpus.is_some(),
     };
     if cfg.verbose > 0 {
@@ -188,6 +199,8 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         loader::write_aug_plans(&mut bpf, catalog.described().map(|(nr, i)| (nr, i.plan)))?;
     }
     loader::attach_syscalls(&mut bpf)?;
+    // Where each target is, read once tracing has begun (the held command has not run).
+    let cwd_seeds = CwdSeed::read(processes_to_seed(&cfg, workload.as_ref()));
     if let (Some(sig), Some(_)) = (signals::stop_requested(), &workload) {
         // Asked to stop before the command ran: it never runs (dropping it makes the
         // held child exit), and rtrace ends as the signal asked.
@@ -215,6 +228,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         &mut out,
         pidfd.as_ref(),
         workload.as_ref(),
+        cwd_seeds,
     )?;
     if let Some(summary) = &cfg.summary {
         // Detach the syscall programs first: the numbers read below no longer move.
@@ -225,7 +239,11 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
             max_rows: summary.max_rows,
             errno: summary.errno,
         };
-        output::summary::render(&mut text, sections, &opts);
+        if cfg.json {
+            output::summary::render_json(&mut text, sections, &opts);
+        } else {
+            output::summary::render(&mut text, sections, &opts);
+        }
         let _ = out.write_all(text.as_bytes());
     }
     let _ = out.flush();
@@ -237,8 +255,9 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     drop(bpf);
     if ended.stats_lost > 0 {
         say!(
-            "rtrace: {} syscalls are missing from the summary: its map was full",
-            ended.stats_lost
+            "rtrace: {} syscalls are missing from the summary: its maps were full (they hold {} thread and syscall pairs; raise RTRACE_SUMMARY_ENTRIES)",
+            ended.stats_lost,
+            settings.summary_entries
         );
     }
     for (count, why) in [
@@ -276,14 +295,42 @@ fn shows_unfinished(cfg: &Config) -> bool {
         && cfg.summary.as_ref().is_none_or(|s| !s.only)
 }
 
+/// The processes whose working directory is read when tracing starts: the targets
+/// (every process, system-wide).
+fn processes_to_seed(cfg: &Config, workload: Option<&Workload>) -> Vec<u32> {
+    let mut pids: Vec<u32> = match &cfg.targets {
+        Targets::Workload(_) => Vec::new(),
+        Targets::Pids(list) | Targets::Tids(list) => list
+            .iter()
+            .filter_map(|&p| targets::process_of(p))
+            .collect(),
+        Targets::System { .. } => std::fs::read_dir("/proc")
+            .map(|dir| {
+                dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    pids.extend(workload.map(|w| w.pid));
+    pids.sort_unstable();
+    pids.dedup();
+    pids
+}
+
 /// fd paths are kept only when close is traced, so that a reused fd never shows a
 /// stale path.
 fn close_traced(cfg: &Config) -> bool {
-    match (&cfg.selection, syscall_table::number("close")) {
-        (None, _) => true,
-        (Some(nrs), Some(close)) => nrs.contains(&close),
-        (Some(_), None) => false,
-    }
+    all_traced(cfg, &["close"])
+}
+
+/// Whether every call in `names` is traced.
+fn all_traced(cfg: &Config, names: &[&str]) -> bool {
+    let Some(nrs) = &cfg.selection else {
+        return true;
+    };
+    names
+        .iter()
+        .all(|name| syscall_table::number(name).is_none_or(|nr| nrs.contains(&nr)))
 }
 
 fn summary_flags(summary: Option<&crate::config::Summary>) -> u32 {
@@ -489,6 +536,7 @@ fn event_loop(
     out: &mut Sink,
     pidfd: Option<&OwnedFd>,
     workload: Option<&Workload>,
+    cwd_seeds: Vec<CwdSeed>,
 ) -> Result<Ended, SessionError> {
     let ring_map = bpf.take_map(EVENTS).ok_or(LoadError::MissingMap(EVENTS))?;
     let mut ring: RingBuf<MapData> = RingBuf::try_from(ring_map).map_err(|e| SessionError::Io {
@@ -515,7 +563,7 @@ fn event_loop(
     let mut printer = Printer {
         catalog,
         entry_reads: std::collections::HashMap::new(),
-        fds: FdTable::new(close_traced(cfg)),
+        fds: FdTable::new(close_traced(cfg), all_traced(cfg, fd_table::CWD_CALLS)),
         pending: std::collections::HashMap::new(),
         fmt: LineFormatter::new(cfg.line.clone()),
         json: cfg.json.then(|| JsonFormatter::new(cfg.line.absolute_time)),
@@ -523,6 +571,7 @@ fn event_loop(
         printed: 0,
         cfg,
     };
+    printer.fds.seed_cwds(cwd_seeds);
     let mut reported_lost = 0u64;
     let mut exit_code = None;
     let mut stop_at: Option<Instant> = None;
@@ -629,6 +678,11 @@ fn event_loop(
     })
 }
 
+/// The call's first string argument (an open's or a chdir's path).
+fn first_string(info: &crate::decode::SyscallInfo) -> Option<usize> {
+    info.beauties.iter().position(|b| *b == Beauty::Str)
+}
+
 struct Printer<'c> {
     catalog: Catalog<Tracefs>,
     /// execve's path and argv, read at its entry, per tid, until its record comes.
@@ -663,6 +717,10 @@ impl Printer<'_> {
             }
             let early = self.entry_reads.remove(&rec.tid);
             if !self.wanted(&rec) {
+                // Not shown, but what it did to the fds still counts.
+                let info = self.catalog.get(rec.nr);
+                let path = first_string(info).and_then(|i| rec.augmented(&item, i)?.ok());
+                self.fds.update(&rec, info, path);
                 continue;
             }
             // Another thread's call that has not returned yet is shown as unfinished
@@ -695,11 +753,8 @@ impl Printer<'_> {
                     .fmt
                     .format_full(&mut self.line, &rec, info, &mem, &fd_path, continued),
             }
-            // An open's path is its first augmented argument.
-            let filename = (0..info.beauties.len())
-                .find(|&i| info.beauties[i] == Beauty::Str)
-                .and_then(|i| mem(i)?.ok());
-            self.fds.update(&rec, info, filename);
+            let path = first_string(info).and_then(|i| mem(i)?.ok());
+            self.fds.update(&rec, info, path);
             if out.write_all(self.line.as_bytes()).is_err() {
                 return true;
             }

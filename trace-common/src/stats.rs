@@ -18,9 +18,11 @@ pub const ERRNO_STATS: &str = "errno_stats";
 /// Hash map tid -> comm, written when a thread's first stats entry is made.
 pub const TASK_COMM: &str = "task_comm";
 
-pub const STATS_ENTRIES: u32 = 16384;
+/// The default size of the per-thread maps (`syscall_stats`, `errno_stats`,
+/// `task_comm`) when a summary is asked for; user space sets them to 1 entry otherwise.
+pub const STATS_ENTRIES: u32 = 65536;
 pub const STATS_TOTAL_ENTRIES: u32 = 1024;
-pub const ERRNO_ENTRIES: u32 = 4096;
+pub const ERRNO_ENTRIES: u32 = STATS_ENTRIES;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]

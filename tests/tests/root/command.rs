@@ -322,6 +322,22 @@ fn bad_options_get_one_line() {
             "{r}"
         );
     }
+    for value in ["0", "x", "4194305"] {
+        let r = run(
+            rtrace()
+                .env("RTRACE_SUMMARY_ENTRIES", value)
+                .args(["-s", "--", "true"]),
+            LIMIT,
+        );
+        assert_eq!(r.code(), Some(2), "{value}{r}");
+        assert_eq!(
+            r.stderr.trim_end(),
+            format!(
+                "rtrace: invalid RTRACE_SUMMARY_ENTRIES '{value}': expected a number of (thread, syscall) pairs from 1 to 4194304"
+            ),
+            "{r}"
+        );
+    }
 }
 
 #[test]

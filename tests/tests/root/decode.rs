@@ -334,3 +334,130 @@ int main(void) {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+const RELATIVE_PROGRAM: &str = r#"
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    /* Started in argv[1]: "here" is taken from the directory rtrace found it in. */
+    int here = open("here", O_CREAT | O_WRONLY, 0644);
+    mkdir("sub", 0755);
+    int d = open("sub", O_RDONLY | O_DIRECTORY);
+    int f = openat(d, "file", O_CREAT | O_WRONLY, 0644);
+    int copy = fcntl(f, F_DUPFD_CLOEXEC, 20);
+    if (fchdir(d) != 0) return 2;
+    int other = open("./other", O_CREAT | O_WRONLY, 0644);
+    if (chdir("..") != 0) return 3;
+    int up = open("up", O_CREAT | O_WRONLY, 0644);
+    fsync(here); fsync(f); fsync(copy); fsync(other); fsync(up);
+    return 0;
+}
+"#;
+
+/// An fd opened with a relative path shows where it really leads: from its directory
+/// fd, or from the working directory (read at start, followed through fchdir and
+/// chdir). It was `<file>` (the bare name) before, and dups took the wrong name.
+#[test]
+fn relative_opens_show_the_whole_path() {
+    if !bpf_ready("relative_opens_show_the_whole_path") {
+        return;
+    }
+    let dir = scratch_dir("relative");
+    let bin = compile(&dir, "relative", RELATIVE_PROGRAM);
+    let work = std::fs::canonicalize(&dir).unwrap();
+    let w = work.to_str().unwrap();
+    let r = run(rtrace().current_dir(&work).arg("--").arg(&bin), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let fsyncs: Vec<String> = r
+        .stderr
+        .lines()
+        .filter_map(parse_line)
+        .filter(|l| l.name == "fsync")
+        .map(|l| l.args.to_string())
+        .collect();
+    // `..` is kept as the program wrote it: folding it away is wrong when the
+    // directory before it is a symbolic link.
+    let want: Vec<String> = ["here", "sub/file", "sub/file", "sub/other", "sub/../up"]
+        .iter()
+        .map(|p| format!("<{w}/{p}>"))
+        .collect();
+    assert_eq!(fsyncs.len(), 5, "{r}");
+    for (got, want) in fsyncs.iter().zip(&want) {
+        assert!(
+            got.ends_with(want.as_str()),
+            "{got} should end with {want}{r}"
+        );
+    }
+    // No fd anywhere shows a path that is not absolute.
+    let bad: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.contains(">") && l.split('<').skip(1).any(|p| !p.starts_with('/')))
+        .collect();
+    assert!(bad.is_empty(), "relative fd paths: {bad:?}");
+}
+
+const HOSTILE_PROGRAM: &str = r#"
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    if (chdir(argv[1]) != 0) return 2;
+    prctl(PR_SET_NAME, "\033[2Jevil\007");
+    int fd = open("e\033]0;x\007", O_CREAT | O_WRONLY, 0644);
+    write(fd, "a\"b\\c\td\n1\0339\377", 12);
+    fsync(fd);
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    strcpy(sa.sun_path, "s\033[31m");
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    connect(s, (struct sockaddr *)&sa, sizeof sa);
+    return 0;
+}
+"#;
+
+/// Every byte the traced program chose (its name, a file name shown as an fd's path, a
+/// buffer, a socket path) is escaped the same way: nothing reaches the terminal raw.
+#[test]
+fn bytes_from_the_traced_program_are_escaped() {
+    if !bpf_ready("bytes_from_the_traced_program_are_escaped") {
+        return;
+    }
+    let dir = scratch_dir("hostile");
+    let bin = compile(&dir, "hostile", HOSTILE_PROGRAM);
+    let out = dir.join("trace");
+    let r = run(
+        rtrace().arg("-o").arg(&out).arg("--").arg(&bin).arg(&dir),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let trace = std::fs::read(&out).unwrap();
+    let raw: Vec<u8> = trace
+        .iter()
+        .copied()
+        .filter(|&b| b < 0x20 && b != b'\n' || b == 0x7f || b >= 0x80)
+        .collect();
+    assert!(raw.is_empty(), "raw bytes {raw:?} in the trace");
+    let text = String::from_utf8(trace).unwrap();
+    let line = |call: &str| {
+        text.lines()
+            .find(|l| l.contains(&format!(" {call}(")) && l.contains("\\33[2Jevil\\7/"))
+            .unwrap_or_else(|| panic!("no {call} line by the renamed task:\n{text}"))
+    };
+    let path = format!("{}/e\\33]0;x\\7>", dir.canonicalize().unwrap().display());
+    assert!(line("fsync").contains(&path), "{}", line("fsync"));
+    assert!(
+        line("write").contains(r#"buf: "a\"b\\c\td\n1\0339\377""#),
+        "{}",
+        line("write")
+    );
+    assert!(
+        line("connect").contains(r"path: s\33[31m }"),
+        "{}",
+        line("connect")
+    );
+}

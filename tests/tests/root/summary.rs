@@ -221,3 +221,97 @@ fn sigint_prints_the_summary() {
         "{r}"
     );
 }
+
+/// With --json every line is JSON, the summary too (one `{"summary": […]}` object), and
+/// a failed call says `"ret": -1` with its errno by name, as the line does.
+#[test]
+fn json_mode_prints_only_json_with_the_summary() {
+    if !bpf_ready("json_mode_prints_only_json_with_the_summary") {
+        return;
+    }
+    let dir = scratch_dir("json");
+    let out = dir.join("trace.json");
+    let r = run(
+        rtrace()
+            .args(["--json", "-S", "--errno-summary", "-o"])
+            .arg(&out)
+            .args(["--", "cat", "/nonexistent/rtrace-json"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(1), "{r}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    let values: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let failed = values
+        .iter()
+        .find(|v| {
+            v["syscall"] == "openat"
+                && v["args"]["filename"]["decoded"] == "\"/nonexistent/rtrace-json\""
+        })
+        .unwrap_or_else(|| panic!("no openat of the missing file:\n{text}"));
+    assert_eq!(failed["ret"], -1, "{failed}");
+    assert_eq!(failed["errno"], "ENOENT", "{failed}");
+    let summaries: Vec<&serde_json::Value> = values
+        .iter()
+        .filter(|v| v.get("summary").is_some())
+        .collect();
+    assert_eq!(summaries.len(), 1, "one summary object:\n{text}");
+    let cat = summaries[0]["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["comm"] == "cat")
+        .unwrap_or_else(|| panic!("a section for cat: {}", summaries[0]));
+    let openat = cat["syscalls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["syscall"] == "openat")
+        .unwrap();
+    assert!(openat["errors"].as_u64().unwrap() >= 1, "{openat}");
+    assert!(
+        openat["errnos"]["ENOENT"].as_u64().unwrap() >= 1,
+        "{openat}"
+    );
+    // The summary counts the same calls the lines show.
+    let lines = values
+        .iter()
+        .filter(|v| v["syscall"] == "openat" && v["tid"] == cat["tid"])
+        .count() as u64;
+    assert_eq!(openat["calls"].as_u64().unwrap(), lines, "{openat}");
+}
+
+/// A summary whose maps fill up says how many calls it is missing and which variable
+/// makes room.
+#[test]
+fn a_full_summary_map_names_its_variable() {
+    if !bpf_ready("a_full_summary_map_names_its_variable") {
+        return;
+    }
+    let sh = ["--", "sh", "-c", "/bin/true; /bin/true"];
+    let r = run(
+        rtrace()
+            .env("RTRACE_SUMMARY_ENTRIES", "5")
+            .arg("-s")
+            .args(sh),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let line = r
+        .stderr
+        .lines()
+        .find(|l| l.contains("missing from the summary"))
+        .unwrap_or_else(|| panic!("no missing-calls line{r}"));
+    assert!(
+        line.starts_with("rtrace: ")
+            && line.ends_with(
+                "syscalls are missing from the summary: its maps were full (they hold 5 thread and syscall pairs; raise RTRACE_SUMMARY_ENTRIES)"
+            ),
+        "{line}"
+    );
+    let r = run(rtrace().arg("-s").args(sh), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    assert!(!r.stderr.contains("missing from the summary"), "{r}");
+}

@@ -2,6 +2,13 @@
 //! is traced (otherwise a reused fd would show a stale path, as perf also reasons):
 //! learnt from traced opens and dups, forgotten at close, and seeded from
 //! /proc/<pid>/fd for fds opened before tracing began.
+//!
+//! A relative path is taken from where the open started: the directory fd's path, or
+//! the process's working directory. The working directory is known only when every
+//! call that changes or passes it on is traced (chdir, fchdir, the forks, exit_group):
+//! it is read from /proc once when tracing starts, passed from parent to child at
+//! fork, and followed through chdir and fchdir. When it cannot be known, the fd gets
+//! no path rather than a wrong one.
 
 use std::collections::HashMap;
 
@@ -9,22 +16,129 @@ use trace_common::SyscallRecord;
 
 use crate::decode::{SyscallInfo, beauty::Beauty};
 
-pub struct FdTable {
-    enabled: bool,
-    /// (pid, fd) -> path; None caches "not known" so /proc is asked once.
-    paths: HashMap<(u32, i32), Option<Box<str>>>,
-    proc_root: &'static str,
-}
+/// The calls whose records the working directory needs.
+pub const CWD_CALLS: &[&str] = &[
+    "chdir",
+    "fchdir",
+    "clone",
+    "clone3",
+    "fork",
+    "vfork",
+    "exit_group",
+];
 
 const OPENS: &[&str] = &["open", "openat", "openat2", "creat"];
 const DUPS: &[&str] = &["dup", "dup2", "dup3"];
+const FORKS: &[&str] = &["clone", "clone3", "fork", "vfork"];
+const AT_FDCWD: i32 = -100;
+
+type Path = Option<Box<[u8]>>;
+
+/// A process's working directory as rtrace knows it.
+#[derive(Clone, Debug)]
+struct Cwd {
+    path: Path,
+    /// When this knowledge begins: a record of the same pid that started earlier
+    /// belongs to an older process with that number.
+    since_ns: u64,
+    /// For a directory read from /proc: the times just before and after the read.
+    /// A change that ended before it is in `path` already; one that began after it
+    /// is not; one in between leaves the directory unknown.
+    read_between: Option<(u64, u64)>,
+}
+
+/// A working directory read from /proc when tracing started.
+#[derive(Clone, Debug)]
+pub struct CwdSeed {
+    pub pid: u32,
+    pub path: Path,
+    pub before_ns: u64,
+    pub after_ns: u64,
+}
+
+/// CLOCK_MONOTONIC in nanoseconds, the clock of the records' times.
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+impl CwdSeed {
+    /// Reads the working directory of each process in `pids` from `/proc`.
+    pub fn read(pids: impl IntoIterator<Item = u32>) -> Vec<CwdSeed> {
+        pids.into_iter()
+            .map(|pid| {
+                let before_ns = monotonic_ns();
+                let path = std::fs::read_link(format!("/proc/{pid}/cwd"))
+                    .ok()
+                    .map(|p| p.into_os_string().into_encoded_bytes().into_boxed_slice());
+                CwdSeed {
+                    pid,
+                    path,
+                    before_ns,
+                    after_ns: monotonic_ns(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// `base/rel`, without a `./` in front of `rel` or a `.` at its end.
+fn join(base: &[u8], rel: &[u8]) -> Box<[u8]> {
+    let mut rel = rel;
+    while let Some(r) = rel.strip_prefix(b"./") {
+        rel = r;
+    }
+    if rel == b"." || rel.is_empty() {
+        return base.into();
+    }
+    let mut p = base.to_vec();
+    if !p.ends_with(b"/") {
+        p.push(b'/');
+    }
+    p.extend_from_slice(rel.strip_suffix(b"/.").unwrap_or(rel));
+    p.into_boxed_slice()
+}
+
+pub struct FdTable {
+    enabled: bool,
+    cwd_enabled: bool,
+    /// (pid, fd) -> path; None caches "not known" so /proc is asked once.
+    paths: HashMap<(u32, i32), Path>,
+    cwds: HashMap<u32, Cwd>,
+    proc_root: &'static str,
+}
 
 impl FdTable {
-    pub fn new(enabled: bool) -> Self {
+    /// `enabled`: close is traced; `cwd_enabled`: every call in [`CWD_CALLS`] is.
+    pub fn new(enabled: bool, cwd_enabled: bool) -> Self {
         Self {
             enabled,
+            cwd_enabled: enabled && cwd_enabled,
             paths: HashMap::new(),
+            cwds: HashMap::new(),
             proc_root: "/proc",
+        }
+    }
+
+    /// Starts from the working directories read when tracing began.
+    pub fn seed_cwds(&mut self, seeds: Vec<CwdSeed>) {
+        if !self.cwd_enabled {
+            return;
+        }
+        for s in seeds {
+            self.cwds.insert(
+                s.pid,
+                Cwd {
+                    path: s.path,
+                    since_ns: 0,
+                    read_between: Some((s.before_ns, s.after_ns)),
+                },
+            );
         }
     }
 
@@ -50,26 +164,55 @@ impl FdTable {
             self.paths.entry((rec.pid, fd)).or_insert_with(|| {
                 std::fs::read_link(format!("{root}/{}/fd/{fd}", rec.pid))
                     .ok()
-                    .map(|p| p.to_string_lossy().into())
+                    .map(|p| p.into_os_string().into_encoded_bytes().into_boxed_slice())
             });
         }
     }
 
-    pub fn path(&self, pid: u32, fd: i32) -> Option<&str> {
+    pub fn path(&self, pid: u32, fd: i32) -> Option<&[u8]> {
         self.paths.get(&(pid, fd))?.as_deref()
     }
 
-    /// Follows what the call did to the fd table, once its line is printed.
-    pub fn update(&mut self, rec: &SyscallRecord, info: &SyscallInfo, filename: Option<&[u8]>) {
+    fn cwd(&self, pid: u32) -> Option<&[u8]> {
+        self.cwds.get(&pid)?.path.as_deref()
+    }
+
+    /// Where `path`, given to a call of `pid` with directory fd `dfd`, leads.
+    fn resolve(&self, pid: u32, dfd: Option<i32>, path: &[u8]) -> Path {
+        if path.starts_with(b"/") {
+            return Some(path.into());
+        }
+        let base = match dfd {
+            Some(fd) if fd != AT_FDCWD => self.path(pid, fd),
+            _ => self.cwd(pid),
+        }?;
+        Some(join(base, path))
+    }
+
+    /// Follows what the call did to the fd table and the working directory, once its
+    /// line is printed (or left out). `path_arg` is the call's first string argument.
+    pub fn update(&mut self, rec: &SyscallRecord, info: &SyscallInfo, path_arg: Option<&[u8]>) {
+        let name = info.name.as_str();
+        if self.enabled && name == "exit_group" {
+            // It never returns: its entry is the end of the process.
+            let pid = rec.pid;
+            self.paths.retain(|(p, _), _| *p != pid);
+            self.cwds.remove(&pid);
+            return;
+        }
         if !self.enabled || !rec.has_exit() {
             return;
         }
-        let name = info.name.as_str();
         let ret = rec.ret;
+        let dfd = info
+            .beauties
+            .iter()
+            .position(|b| *b == Beauty::Dfd)
+            .map(|i| rec.args[i] as u32 as i32);
         if name == "close" && ret == 0 {
             self.paths.remove(&(rec.pid, rec.args[0] as u32 as i32));
         } else if OPENS.contains(&name) && ret >= 0 {
-            let path = filename.map(|f| String::from_utf8_lossy(f).into());
+            let path = path_arg.and_then(|p| self.resolve(rec.pid, dfd, p));
             self.paths.insert((rec.pid, ret as i32), path);
         } else if (DUPS.contains(&name)
             || (name == "fcntl"
@@ -82,10 +225,57 @@ impl FdTable {
                 .cloned()
                 .flatten();
             self.paths.insert((rec.pid, ret as i32), old);
-        } else if name == "exit_group" {
-            let pid = rec.pid;
-            self.paths.retain(|(p, _), _| *p != pid);
+        } else if self.cwd_enabled && ret == 0 && (name == "chdir" || name == "fchdir") {
+            let to = match name {
+                "chdir" => path_arg.and_then(|p| self.resolve(rec.pid, None, p)),
+                _ => self
+                    .path(rec.pid, rec.args[0] as u32 as i32)
+                    .map(Into::into),
+            };
+            self.changed_dir(rec, to);
+        } else if self.cwd_enabled && FORKS.contains(&name) && ret > 0 {
+            let thread = name == "clone" && rec.args[0] & libc::CLONE_THREAD as u64 != 0;
+            let child = ret as u32;
+            let older = self
+                .cwds
+                .get(&child)
+                .is_none_or(|c| c.since_ns < rec.enter_ns);
+            if !thread && rec.has_entry() && older {
+                let path = self.cwds.get(&rec.pid).and_then(|c| c.path.clone());
+                self.cwds.insert(
+                    child,
+                    Cwd {
+                        path,
+                        since_ns: rec.enter_ns,
+                        read_between: None,
+                    },
+                );
+            }
         }
+    }
+
+    /// A chdir or fchdir of `rec.pid` to `to` (None: somewhere not known).
+    fn changed_dir(&mut self, rec: &SyscallRecord, to: Path) {
+        let start = rec.has_entry().then_some(rec.enter_ns);
+        let entry = self.cwds.entry(rec.pid).or_insert(Cwd {
+            path: None,
+            since_ns: start.unwrap_or(rec.exit_ns),
+            read_between: None,
+        });
+        if let Some((before, after)) = entry.read_between {
+            if rec.exit_ns < before {
+                // Already in what /proc said.
+                return;
+            }
+            if start.is_none_or(|s| s <= after) {
+                // Perhaps in it, perhaps not.
+                entry.path = None;
+                entry.read_between = None;
+                return;
+            }
+            entry.read_between = None;
+        }
+        entry.path = to;
     }
 }
 
@@ -131,7 +321,7 @@ mod tests {
 
     #[test]
     fn follows_open_dup_and_close() {
-        let mut t = FdTable::new(true);
+        let mut t = FdTable::new(true, true);
         let openat = info(
             "openat",
             &[
@@ -141,17 +331,17 @@ mod tests {
             ],
         );
         t.update(&rec([0; 6], 3), &openat, Some(b"/etc/hostname"));
-        assert_eq!(t.path(4_000_000, 3), Some("/etc/hostname"));
+        assert_eq!(t.path(4_000_000, 3), Some(&b"/etc/hostname"[..]));
         t.update(
             &rec([3, 0, 0, 0, 0, 0], 7),
             &info("dup", &[("fildes", "unsigned int")]),
             None,
         );
-        assert_eq!(t.path(4_000_000, 7), Some("/etc/hostname"));
+        assert_eq!(t.path(4_000_000, 7), Some(&b"/etc/hostname"[..]));
         let close = info("close", &[("fd", "unsigned int")]);
         t.update(&rec([3, 0, 0, 0, 0, 0], 0), &close, None);
         assert_eq!(t.path(4_000_000, 3), None);
-        assert_eq!(t.path(4_000_000, 7), Some("/etc/hostname"));
+        assert_eq!(t.path(4_000_000, 7), Some(&b"/etc/hostname"[..]));
         // A pid with no /proc entry: nothing learnt, and asked once.
         t.prepare(&rec([9, 0, 0, 0, 0, 0], 0), &close);
         assert_eq!(t.path(4_000_000, 9), None);
@@ -160,7 +350,7 @@ mod tests {
 
     #[test]
     fn disabled_learns_nothing() {
-        let mut t = FdTable::new(false);
+        let mut t = FdTable::new(false, true);
         let openat = info("openat", &[("dfd", "int"), ("filename", "const char *")]);
         t.update(&rec([0; 6], 3), &openat, Some(b"/x"));
         assert_eq!(t.path(4_000_000, 3), None);
@@ -168,7 +358,7 @@ mod tests {
 
     #[test]
     fn seeds_from_proc() {
-        let mut t = FdTable::new(true);
+        let mut t = FdTable::new(true, true);
         let read = info("read", &[("fd", "unsigned int")]);
         let mut r = rec([0; 6], 0);
         r.pid = std::process::id();
@@ -176,6 +366,168 @@ mod tests {
         use std::os::fd::AsRawFd;
         r.args[0] = f.as_raw_fd() as u64;
         t.prepare(&r, &read);
-        assert!(t.path(r.pid, f.as_raw_fd()).unwrap().ends_with("/stat"));
+        assert!(t.path(r.pid, f.as_raw_fd()).unwrap().ends_with(b"/stat"));
+    }
+
+    fn openat() -> SyscallInfo {
+        info(
+            "openat",
+            &[
+                ("dfd", "int"),
+                ("filename", "const char *"),
+                ("flags", "int"),
+            ],
+        )
+    }
+
+    fn at(enter_ns: u64, exit_ns: u64, args: [u64; 6], ret: i64) -> SyscallRecord {
+        let mut r = rec(args, ret);
+        r.enter_ns = enter_ns;
+        r.exit_ns = exit_ns;
+        r
+    }
+
+    const CWD: u64 = -100i64 as u64;
+    const PID: u32 = 4_000_000;
+
+    fn seeded(path: &[u8]) -> FdTable {
+        let mut t = FdTable::new(true, true);
+        t.seed_cwds(vec![CwdSeed {
+            pid: PID,
+            path: Some(path.into()),
+            before_ns: 100,
+            after_ns: 110,
+        }]);
+        t
+    }
+
+    #[test]
+    fn a_relative_open_is_taken_from_its_directory_fd() {
+        let mut t = FdTable::new(true, true);
+        t.update(
+            &rec([CWD, 0, 0, 0, 0, 0], 5),
+            &openat(),
+            Some(b"/usr/share/doc"),
+        );
+        t.update(&rec([5, 0, 0, 0, 0, 0], 6), &openat(), Some(b"libelf1"));
+        assert_eq!(t.path(PID, 6), Some(&b"/usr/share/doc/libelf1"[..]));
+        t.update(&rec([6, 0, 0, 0, 0, 0], 7), &openat(), Some(b"./copyright"));
+        assert_eq!(
+            t.path(PID, 7),
+            Some(&b"/usr/share/doc/libelf1/copyright"[..])
+        );
+        t.update(&rec([6, 0, 0, 0, 0, 0], 8), &openat(), Some(b"."));
+        assert_eq!(t.path(PID, 8), Some(&b"/usr/share/doc/libelf1"[..]));
+        // A directory fd whose path is not known gives no path, never a partial one.
+        t.update(&rec([9, 0, 0, 0, 0, 0], 10), &openat(), Some(b"x"));
+        assert_eq!(t.path(PID, 10), None);
+        // And dups take the right name.
+        let fcntl = info("fcntl", &[("fd", "unsigned int"), ("cmd", "unsigned int")]);
+        t.update(
+            &rec([6, libc::F_DUPFD_CLOEXEC as u64, 0, 0, 0, 0], 11),
+            &fcntl,
+            None,
+        );
+        assert_eq!(t.path(PID, 11), Some(&b"/usr/share/doc/libelf1"[..]));
+    }
+
+    #[test]
+    fn a_relative_open_without_a_known_directory_has_no_path() {
+        let mut t = FdTable::new(true, true);
+        t.update(&rec([CWD, 0, 0, 0, 0, 0], 5), &openat(), Some(b"libelf1"));
+        assert_eq!(t.path(PID, 5), None);
+        // Nor when the working directory is not followed (chdir not traced).
+        let mut t = FdTable::new(true, false);
+        t.seed_cwds(vec![CwdSeed {
+            pid: PID,
+            path: Some(b"/tmp"[..].into()),
+            before_ns: 0,
+            after_ns: 0,
+        }]);
+        t.update(&rec([CWD, 0, 0, 0, 0, 0], 5), &openat(), Some(b"f"));
+        assert_eq!(t.path(PID, 5), None);
+    }
+
+    #[test]
+    fn the_working_directory_follows_chdir_from_its_seed() {
+        let chdir = info("chdir", &[("filename", "const char *")]);
+        let mut t = seeded(b"/home/u");
+        // Ended before /proc was read: already in the seed.
+        t.update(&at(10, 20, [0; 6], 0), &chdir, Some(b"src"));
+        t.update(
+            &at(200, 210, [CWD, 0, 0, 0, 0, 0], 3),
+            &openat(),
+            Some(b"f"),
+        );
+        assert_eq!(t.path(PID, 3), Some(&b"/home/u/f"[..]));
+        // Began after: followed.
+        t.update(&at(300, 310, [0; 6], 0), &chdir, Some(b"src"));
+        t.update(
+            &at(400, 410, [CWD, 0, 0, 0, 0, 0], 4),
+            &openat(),
+            Some(b"f"),
+        );
+        assert_eq!(t.path(PID, 4), Some(&b"/home/u/src/f"[..]));
+        t.update(&at(500, 510, [0; 6], 0), &chdir, Some(b"/etc"));
+        t.update(
+            &at(600, 610, [CWD, 0, 0, 0, 0, 0], 5),
+            &openat(),
+            Some(b"passwd"),
+        );
+        assert_eq!(t.path(PID, 5), Some(&b"/etc/passwd"[..]));
+        // fchdir to a known fd.
+        let fchdir = info("fchdir", &[("fd", "unsigned int")]);
+        t.update(&at(700, 710, [4, 0, 0, 0, 0, 0], 0), &fchdir, None);
+        t.update(
+            &at(800, 810, [CWD, 0, 0, 0, 0, 0], 6),
+            &openat(),
+            Some(b"g"),
+        );
+        assert_eq!(t.path(PID, 6), Some(&b"/home/u/src/f/g"[..]));
+    }
+
+    #[test]
+    fn a_chdir_during_the_read_leaves_the_directory_unknown() {
+        let chdir = info("chdir", &[("filename", "const char *")]);
+        let mut t = seeded(b"/home/u");
+        t.update(&at(90, 105, [0; 6], 0), &chdir, Some(b"src"));
+        t.update(
+            &at(200, 210, [CWD, 0, 0, 0, 0, 0], 3),
+            &openat(),
+            Some(b"f"),
+        );
+        assert_eq!(t.path(PID, 3), None);
+    }
+
+    #[test]
+    fn a_child_starts_in_its_parents_directory() {
+        let clone = info("clone", &[("clone_flags", "unsigned long")]);
+        let mut t = seeded(b"/srv");
+        t.update(&at(200, 210, [0x11, 0, 0, 0, 0, 0], 77), &clone, None);
+        let mut child = at(300, 310, [CWD, 0, 0, 0, 0, 0], 3);
+        child.pid = 77;
+        t.update(&child, &openat(), Some(b"data"));
+        assert_eq!(t.path(77, 3), Some(&b"/srv/data"[..]));
+        // A thread is not a new process.
+        t.update(
+            &at(400, 410, [libc::CLONE_THREAD as u64, 0, 0, 0, 0, 0], 78),
+            &clone,
+            None,
+        );
+        assert!(!t.cwds.contains_key(&78));
+        // A child whose own chdir came first keeps it.
+        let chdir = info("chdir", &[("filename", "const char *")]);
+        let mut c = at(520, 530, [0; 6], 0);
+        c.pid = 79;
+        t.update(&c, &chdir, Some(b"/var"));
+        t.update(&at(500, 540, [0x11, 0, 0, 0, 0, 0], 79), &clone, None);
+        assert_eq!(t.cwd(79), Some(&b"/var"[..]));
+        // exit_group forgets the process.
+        let exit = info("exit_group", &[("error_code", "int")]);
+        let mut e = at(600, 0, [0; 6], 0);
+        e.flags = REC_HAS_ENTRY;
+        e.pid = 77;
+        t.update(&e, &exit, None);
+        assert!(t.cwd(77).is_none());
     }
 }

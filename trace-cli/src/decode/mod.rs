@@ -4,6 +4,7 @@
 pub mod beauty;
 pub mod classes;
 pub mod errno;
+pub mod escape;
 pub mod fd_table;
 pub mod format;
 pub mod selection;

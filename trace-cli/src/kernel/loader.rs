@@ -65,6 +65,8 @@ pub struct Settings {
     pub selective: bool,
     /// Tasks `pids_to_trace` and `pids_filtered` hold.
     pub pid_map_entries: u32,
+    /// Entries of the per-thread summary maps (1 without a summary).
+    pub summary_entries: u32,
     /// `-C` chose CPUs (written with [`write_cpus`]).
     pub cpu_filter: bool,
 }
@@ -108,6 +110,9 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .map_max_entries(trace_common::maps::PIDS_TO_TRACE, s.pid_map_entries)
         .map_max_entries(trace_common::maps::PIDS_FILTERED, s.pid_map_entries)
         .map_max_entries(trace_common::maps::FORK_HANDOFF, s.pid_map_entries)
+        .map_max_entries(trace_common::stats::SYSCALL_STATS, s.summary_entries)
+        .map_max_entries(trace_common::stats::ERRNO_STATS, s.summary_entries)
+        .map_max_entries(trace_common::stats::TASK_COMM, s.summary_entries)
         .load(OBJECT)
         .map_err(LoadError::Load)?;
     // Verify every program now, before anything is attached or forked.

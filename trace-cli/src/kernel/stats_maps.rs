@@ -83,10 +83,10 @@ pub fn read_sections(bpf: &Ebpf, total: bool) -> Result<Vec<Section>, LoadError>
             } else {
                 let comm = comms.get(&tid, 0).unwrap_or([0; 16]);
                 let end = comm.iter().position(|&b| b == 0).unwrap_or(16);
-                Title::Thread {
-                    comm: String::from_utf8_lossy(&comm[..end]).into_owned(),
-                    tid,
-                }
+                // The name as the lines show it: escaped.
+                let mut shown = String::new();
+                crate::decode::escape::bare(&mut shown, &comm[..end]);
+                Title::Thread { comm: shown, tid }
             };
             Section { title, rows }
         })

@@ -9,8 +9,10 @@ use crate::decode::{
     RetKind, SyscallInfo,
     beauty::{self, Beauty, Style},
     errno::{ErrnoTable, MAX_ERRNO},
+    escape,
     format::ArgKind,
 };
+use crate::output::line::comm_bytes;
 
 pub struct JsonFormatter {
     absolute_time: bool,
@@ -27,7 +29,7 @@ pub fn write_json_str(out: &mut String, s: &str) {
             '\\' => out.push_str("\\\\"),
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
+            c if c.is_control() => {
                 let _ = write!(out, "\\u{:04x}", c as u32);
             }
             c => out.push(c),
@@ -74,12 +76,11 @@ impl JsonFormatter {
             out.push_str("null");
         }
         let _ = write!(out, ",\"tid\":{},\"pid\":{},\"comm\":", rec.tid, rec.pid);
-        let end = rec
-            .comm
-            .iter()
-            .position(|&b| b == 0)
-            .unwrap_or(rec.comm.len());
-        write_json_str(out, &String::from_utf8_lossy(&rec.comm[..end]));
+        // The name as the lines show it (escaped), so that a name that is not UTF-8
+        // keeps its bytes.
+        self.decoded.clear();
+        escape::bare(&mut self.decoded, comm_bytes(&rec.comm));
+        write_json_str(out, &self.decoded);
         out.push_str(",\"syscall\":");
         write_json_str(out, &info.name);
         out.push_str(",\"args\":{");
@@ -107,20 +108,26 @@ impl JsonFormatter {
         }
         out.push_str("},\"ret\":");
         let returned = rec.has_exit() && info.ret != RetKind::NoReturn;
-        if returned {
-            let _ = write!(out, "{}", rec.ret);
-        } else {
-            out.push_str("null");
+        let failed = returned && (-MAX_ERRNO..0).contains(&rec.ret);
+        // As the line says it: -1, and the error by name.
+        match (returned, failed) {
+            (false, _) => out.push_str("null"),
+            (true, true) => out.push_str("-1"),
+            (true, false) => {
+                let _ = write!(out, "{}", rec.ret);
+            }
         }
         out.push_str(",\"errno\":");
-        match returned && (-MAX_ERRNO..0).contains(&rec.ret) {
-            true => match ErrnoTable::name((-rec.ret) as i32) {
+        if failed {
+            let errno = (-rec.ret) as i32;
+            match ErrnoTable::name(errno) {
                 Some(n) => write_json_str(out, n),
                 None => {
-                    let _ = write!(out, "{}", -rec.ret);
+                    let _ = write!(out, "\"E{errno}\"");
                 }
-            },
-            false => out.push_str("null"),
+            }
+        } else {
+            out.push_str("null");
         }
         out.push_str(",\"duration\":");
         if rec.has_entry() && rec.has_exit() {
@@ -199,7 +206,13 @@ mod tests {
              \"filename\":{\"raw\":4096,\"decoded\":\"\\\"/x\\\\\\\"y\\\"\"},\
              \"flags\":{\"raw\":524288,\"decoded\":\"RDONLY|CLOEXEC\"},\
              \"mode\":{\"raw\":0,\"decoded\":\"0\"}},\
-             \"ret\":-2,\"errno\":\"ENOENT\",\"duration\":0.004000}\n"
+             \"ret\":-1,\"errno\":\"ENOENT\",\"duration\":0.004000}\n"
         );
+        // An errno with no name is still a string, as the line spells it.
+        let mut unnamed = rec;
+        unnamed.ret = -4000;
+        out.clear();
+        j.format(&mut out, &unnamed, &info, &|_| None);
+        assert!(out.contains("\"ret\":-1,\"errno\":\"E4000\","), "{out}");
     }
 }

@@ -10,6 +10,7 @@ use crate::decode::{
     RetKind, SyscallInfo,
     beauty::{self, Beauty},
     errno::{ErrnoTable, MAX_ERRNO},
+    escape,
     format::ArgKind,
 };
 
@@ -58,9 +59,10 @@ pub struct LineFormatter {
     comms: HashMap<u32, [u8; TASK_COMM_LEN]>,
 }
 
-fn comm_str(comm: &[u8; TASK_COMM_LEN]) -> std::borrow::Cow<'_, str> {
+/// The name's bytes, up to its NUL.
+pub fn comm_bytes(comm: &[u8; TASK_COMM_LEN]) -> &[u8] {
     let end = comm.iter().position(|&b| b == 0).unwrap_or(TASK_COMM_LEN);
-    String::from_utf8_lossy(&comm[..end])
+    &comm[..end]
 }
 
 impl LineFormatter {
@@ -87,7 +89,7 @@ impl LineFormatter {
         rec: &SyscallRecord,
         info: &SyscallInfo,
         mem: &dyn Fn(usize) -> Option<Result<&'m [u8], ()>>,
-        fd_path: &dyn Fn(i32) -> Option<&'p str>,
+        fd_path: &dyn Fn(i32) -> Option<&'p [u8]>,
         continued: bool,
     ) {
         self.comms.insert(rec.tid, rec.comm);
@@ -117,9 +119,10 @@ impl LineFormatter {
             }
         }
         if self.opts.show_comm {
-            let comm = comm_str(&rec.comm);
-            let cut = comm.char_indices().nth(14).map_or(comm.len(), |(i, _)| i);
-            let _ = write!(out, "{}/{} ", &comm[..cut], rec.tid);
+            // perf prints at most 14 bytes of the name (`%.14s`).
+            let comm = comm_bytes(&rec.comm);
+            escape::bare(out, &comm[..comm.len().min(14)]);
+            let _ = write!(out, "/{} ", rec.tid);
         } else {
             let _ = write!(out, "{} ", rec.tid);
         }
@@ -179,7 +182,7 @@ impl LineFormatter {
         rec: &SyscallRecord,
         info: &SyscallInfo,
         mem: &dyn Fn(usize) -> Option<Result<&'m [u8], ()>>,
-        fd_path: &dyn Fn(i32) -> Option<&'p str>,
+        fd_path: &dyn Fn(i32) -> Option<&'p [u8]>,
     ) {
         let mut first = true;
         let mut sep = |out: &mut String| {
@@ -216,7 +219,9 @@ impl LineFormatter {
                     if matches!(beauty, Beauty::Fd | Beauty::Dfd)
                         && let Some(path) = fd_path(raw as u32 as i32)
                     {
-                        let _ = write!(out, "<{path}>");
+                        out.push('<');
+                        escape::bare(out, path);
+                        out.push('>');
                     }
                 }
             }
@@ -263,7 +268,9 @@ impl LineFormatter {
                     matches!(info.name.as_str(), "clone" | "clone3" | "fork" | "vfork")
                         .then_some(&rec.comm),
                 ) {
-                    let _ = write!(out, " ({})", comm_str(comm));
+                    out.push_str(" (");
+                    escape::bare(out, comm_bytes(comm));
+                    out.push(')');
                 }
             }
             _ => {
@@ -480,6 +487,9 @@ mod tests {
         });
         let r = rec("abcdefghijklmno", 9, 1.0, 2.0, [0; 6], 0);
         assert!(line(&mut f, &r, &info("getppid", &[])).starts_with("abcdefghijklmn/9 getppid()"));
+        // A name the program chose cannot reach the terminal raw.
+        let r = rec("\x1b[2J\x1b[H", 9, 1.0, 2.0, [0; 6], 0);
+        assert!(line(&mut f, &r, &info("getppid", &[])).starts_with("\\33[2J\\33[H/9 getppid()"));
         let mut f = LineFormatter::new(LineOptions {
             show_comm: false,
             show_timestamp: false,

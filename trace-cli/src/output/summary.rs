@@ -86,13 +86,7 @@ pub fn render(out: &mut String, mut sections: Vec<Section>, opts: &SummaryOption
         out.push_str("                                     (msec)    (msec)    (msec)    (msec)        (%)\n");
         out.push_str("   --------------- --------  ------ -------- --------- --------- ---------     ------\n");
         let rows = &mut section.rows;
-        rows.retain(|r| r.stats.calls > 0);
-        rows.sort_by(|a, b| {
-            b.stats
-                .total_ns
-                .cmp(&a.stats.total_ns)
-                .then_with(|| a.name.cmp(&b.name))
-        });
+        sort_rows(rows);
         let shown = opts.max_rows.unwrap_or(usize::MAX);
         for row in rows.iter().take(shown) {
             let s = &row.stats;
@@ -118,6 +112,84 @@ pub fn render(out: &mut String, mut sections: Vec<Section>, opts: &SummaryOption
         }
         out.push_str("\n\n");
     }
+}
+
+/// The summary in JSON mode: one object, `{"summary": [section, …]}`, in the text's
+/// order, so that every line of the output is JSON. A section is
+/// `{"comm", "tid", "events", "percent", "syscalls": [row, …]}` (`comm`, `tid` and
+/// `percent` null in the total); a row has the text's columns, times in ms, and
+/// `errnos` by name when `--errno-summary` asked for them.
+pub fn render_json(out: &mut String, mut sections: Vec<Section>, opts: &SummaryOptions) {
+    use serde_json::{Map, Value, json};
+    let all_events: u64 = sections.iter().map(Section::events).sum();
+    sections.sort_by_key(|s| (s.events(), title_tid(&s.title)));
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let list: Vec<Value> = sections
+        .iter_mut()
+        .map(|section| {
+            let events = section.events();
+            let (comm, tid, pct) = match &section.title {
+                Title::Thread { comm, tid } => (
+                    json!(comm),
+                    json!(tid),
+                    json!(if all_events > 0 {
+                        100.0 * events as f64 / all_events as f64
+                    } else {
+                        0.0
+                    }),
+                ),
+                Title::Total => (Value::Null, Value::Null, Value::Null),
+            };
+            sort_rows(&mut section.rows);
+            let rows: Vec<Value> = section
+                .rows
+                .iter()
+                .take(opts.max_rows.unwrap_or(usize::MAX))
+                .map(|row| {
+                    let s = &row.stats;
+                    let mut r = json!({
+                        "syscall": row.name,
+                        "calls": s.calls,
+                        "errors": s.errors,
+                        "total_ms": ms(s.total_ns),
+                        "min_ms": ms(s.min_ns),
+                        "avg_ms": ms(s.total_ns) / s.calls as f64,
+                        "max_ms": ms(s.max_ns),
+                        "stddev_percent": stddev_pct(s),
+                    });
+                    if opts.errno {
+                        let errnos: Map<String, Value> = row
+                            .errnos
+                            .iter()
+                            .map(|(n, c)| (n.clone(), json!(c)))
+                            .collect();
+                        r["errnos"] = Value::Object(errnos);
+                    }
+                    r
+                })
+                .collect();
+            json!({
+                "comm": comm,
+                "tid": tid,
+                "events": events,
+                "percent": pct,
+                "syscalls": rows,
+            })
+        })
+        .collect();
+    out.push_str(&json!({ "summary": list }).to_string());
+    out.push('\n');
+}
+
+/// Rows that were called, by total time, longest first (perf's order).
+fn sort_rows(rows: &mut Vec<Row>) {
+    rows.retain(|r| r.stats.calls > 0);
+    rows.sort_by(|a, b| {
+        b.stats
+            .total_ns
+            .cmp(&a.stats.total_ns)
+            .then_with(|| a.name.cmp(&b.name))
+    });
 }
 
 fn title_tid(t: &Title) -> u32 {
@@ -252,5 +324,63 @@ mod tests {
             !out.contains("   read "),
             "--max-summary 1 keeps one row{out}"
         );
+    }
+
+    #[test]
+    fn json_summary_is_one_object_with_the_texts_numbers() {
+        let section = |comm: &str, tid, n: usize| Section {
+            title: Title::Thread {
+                comm: comm.into(),
+                tid,
+            },
+            rows: vec![
+                Row {
+                    name: "openat".into(),
+                    stats: stats(&vec![2000; n], 1),
+                    errnos: vec![("ENOENT".into(), 1)],
+                },
+                row("read", stats(&[1000], 0)),
+            ],
+        };
+        let mut out = String::new();
+        render_json(
+            &mut out,
+            vec![section("big", 1, 3), section("small", 2, 1)],
+            &SummaryOptions {
+                max_rows: Some(1),
+                errno: true,
+            },
+        );
+        assert!(out.ends_with('\n') && out.lines().count() == 1, "{out}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let threads = v["summary"].as_array().unwrap();
+        assert_eq!(threads.len(), 2);
+        assert_eq!(threads[0]["comm"], "small");
+        assert_eq!(threads[0]["events"], 4, "an entry and an exit per call");
+        assert_eq!(threads[1]["tid"], 1);
+        assert!((threads[1]["percent"].as_f64().unwrap() - 200.0 / 3.0).abs() < 1e-9);
+        let rows = threads[1]["syscalls"].as_array().unwrap();
+        assert_eq!(rows.len(), 1, "--max-summary 1");
+        assert_eq!(rows[0]["syscall"], "openat");
+        assert_eq!(rows[0]["calls"], 3);
+        assert_eq!(rows[0]["errors"], 1);
+        assert_eq!(rows[0]["total_ms"], 6.0);
+        assert_eq!(rows[0]["avg_ms"], 2.0);
+        assert_eq!(rows[0]["errnos"]["ENOENT"], 1);
+        let mut total = String::new();
+        render_json(
+            &mut total,
+            vec![Section {
+                title: Title::Total,
+                rows: vec![row("read", stats(&[1000], 0))],
+            }],
+            &SummaryOptions {
+                max_rows: None,
+                errno: false,
+            },
+        );
+        let v: serde_json::Value = serde_json::from_str(&total).unwrap();
+        assert!(v["summary"][0]["comm"].is_null() && v["summary"][0]["tid"].is_null());
+        assert!(v["summary"][0]["syscalls"][0].get("errnos").is_none());
     }
 }

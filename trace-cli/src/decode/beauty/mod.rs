@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 
 use tables::{Flags, Names};
 
-use crate::decode::format::ArgKind;
+use crate::decode::{escape, format::ArgKind};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Beauty {
@@ -206,19 +206,20 @@ fn write_open_flags(out: &mut String, raw: u64, prefix: bool) {
 
 fn write_memory(out: &mut String, b: Beauty, bytes: &[u8], style: Style) {
     match b {
-        Beauty::Str => write_quoted(out, bytes, false),
-        Beauty::Buffer => write_quoted(out, bytes, true),
+        Beauty::Str | Beauty::Buffer => escape::quoted(out, bytes),
         Beauty::Argv => {
             out.push('[');
-            for (i, arg) in bytes
+            // Each string ends with its NUL; an empty one is an argument too.
+            let all = bytes.strip_suffix(&[0]).unwrap_or(bytes);
+            for (i, arg) in all
                 .split(|&c| c == 0)
-                .filter(|a| !a.is_empty())
                 .enumerate()
+                .filter(|_| !all.is_empty())
             {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_quoted(out, arg, false);
+                escape::quoted(out, arg);
             }
             out.push(']');
         }
@@ -226,33 +227,6 @@ fn write_memory(out: &mut String, b: Beauty, bytes: &[u8], style: Style) {
         Beauty::Timespec => write_timespec(out, bytes, style.compact),
         _ => {}
     }
-}
-
-/// A string in double quotes. Buffers (write, sendto) show control and non-ASCII bytes
-/// as `\NN` in decimal, as perf does; strings keep printable UTF-8 as it is.
-pub fn write_quoted(out: &mut String, bytes: &[u8], buffer: bool) {
-    out.push('"');
-    if buffer {
-        for &c in bytes {
-            if c.is_ascii_graphic() || c == b' ' {
-                out.push(c as char);
-            } else {
-                let _ = write!(out, "\\{c}");
-            }
-        }
-    } else {
-        for ch in String::from_utf8_lossy(bytes).chars() {
-            match ch {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                    let _ = write!(out, "\\{}", c as u32);
-                }
-                c => out.push(c),
-            }
-        }
-    }
-    out.push('"');
 }
 
 fn write_sockaddr(out: &mut String, b: &[u8]) {
@@ -284,14 +258,19 @@ fn write_sockaddr(out: &mut String, b: &[u8]) {
         }
         libc::AF_UNIX => {
             let path = &b[2..];
-            let end = if path.first() == Some(&0) {
-                // abstract socket: @name
-                path.len()
-            } else {
-                path.iter().position(|&c| c == 0).unwrap_or(path.len())
-            };
-            let shown = String::from_utf8_lossy(&path[..end]).replace('\0', "@");
-            let _ = write!(out, "{{ .family: PF_LOCAL, path: {shown} }}");
+            out.push_str("{ .family: PF_LOCAL, path: ");
+            match path.split_first() {
+                // An abstract name: a NUL, then bytes of any kind (`@name`, as ss shows it).
+                Some((0, name)) => {
+                    out.push('@');
+                    escape::bare(out, name);
+                }
+                _ => {
+                    let end = path.iter().position(|&c| c == 0).unwrap_or(path.len());
+                    escape::bare(out, &path[..end]);
+                }
+            }
+            out.push_str(" }");
         }
         f => {
             let name = tables::SOCKET_FAMILY
@@ -504,8 +483,13 @@ mod tests {
     #[test]
     fn memory_values() {
         assert_eq!(show_mem(Beauty::Str, b"/etc/hostname"), "\"/etc/hostname\"");
-        assert_eq!(show_mem(Beauty::Buffer, b"text\n"), "\"text\\10\"");
+        assert_eq!(show_mem(Beauty::Buffer, b"text\n"), "\"text\\n\"");
         assert_eq!(show_mem(Beauty::Argv, b"ls\0-l\0"), "[\"ls\", \"-l\"]");
+        assert_eq!(
+            show_mem(Beauty::Argv, b"true\0\0x\0"),
+            "[\"true\", \"\", \"x\"]"
+        );
+        assert_eq!(show_mem(Beauty::Argv, b""), "[]");
         let mut ts = 1i64.to_ne_bytes().to_vec();
         ts.extend_from_slice(&0i64.to_ne_bytes());
         assert_eq!(
