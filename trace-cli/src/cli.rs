@@ -94,6 +94,12 @@ pub struct Args {
     #[arg(long = "max-events", value_name = "N")]
     pub max_events: Option<u64>,
 
+    /// Bytes shown of each buffer (write, sendto…) and argv entries shown of an execve,
+    /// as strace's -s: what is left out is marked `...` (default 32; paths are always
+    /// shown whole).
+    #[arg(long = "string-limit", value_name = "N", value_parser = clap::value_parser!(u16).range(0..=4095))]
+    pub string_limit: Option<u16>,
+
     /// Ring buffer size: pages, or a size with a K/M/G suffix (a power of two).
     #[arg(short = 'm', long = "mmap-pages", value_name = "PAGES")]
     pub mmap_pages: Option<String>,

@@ -65,6 +65,9 @@ pub fn pid_map_entries(var: Option<&str>) -> Result<u32, ConfigError> {
         .ok_or_else(|| ConfigError::BadPidMapEntries(v.into()))
 }
 
+/// strace's default `-s`: buffer bytes and argv entries shown.
+pub const STRING_LIMIT: u16 = 32;
+
 /// Each summary entry takes about 128 bytes of kernel memory, allocated when the maps
 /// are made: 4 Mi entries is 512 MiB, more than any summary needs.
 pub const MAX_SUMMARY_ENTRIES: u32 = 4_194_304;
@@ -107,6 +110,8 @@ pub struct Config {
     pub json: bool,
     pub min_duration_ns: Option<u64>,
     pub max_events: Option<u64>,
+    /// `--string-limit`: buffer bytes and argv entries shown (default 32).
+    pub string_limit: u16,
     pub ring_bytes: u32,
     /// Tasks the pid maps hold (`RTRACE_PID_MAP_ENTRIES`, default 8192).
     pub pid_map_entries: u32,
@@ -377,6 +382,7 @@ pub fn resolve_with(
         json: args.json,
         min_duration_ns,
         max_events: args.max_events,
+        string_limit: args.string_limit.unwrap_or(STRING_LIMIT),
         ring_bytes,
         verbose: args.verbose,
     })

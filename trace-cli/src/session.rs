@@ -23,6 +23,7 @@ use trace_common::{
         HANDOFFS, HANDOFFS_GIVEN, HANDOFFS_SETTLED, PIDS_FILTERED, PIDS_TO_TRACE,
         TRACE_ARM_ON_EXEC, TRACE_ON,
     },
+    record::Augmented,
     record::{KIND_ENTRY_READS, REC_PENDING},
 };
 
@@ -146,6 +147,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         summary_flags: summary_flags(cfg.summary.as_ref()),
         selective: cfg.selection.is_some(),
         pid_map_entries: cfg.pid_map_entries,
+        argv_limit: cfg.string_limit,
         summary_entries: if cfg.summary.is_some() {
             cfg.summary_entries
         } else {
@@ -196,7 +198,12 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
             }
             None => catalog.preload(0..syscall_table::MAX_NR),
         }
-        loader::write_aug_plans(&mut bpf, catalog.described().map(|(nr, i)| (nr, i.plan)))?;
+        loader::write_aug_plans(
+            &mut bpf,
+            catalog
+                .described()
+                .map(|(nr, i)| (nr, i.plan_with_limit(cfg.string_limit))),
+        )?;
     }
     loader::attach_syscalls(&mut bpf)?;
     // Where each target is, read once tracing has begun (the held command has not run).
@@ -678,6 +685,11 @@ fn event_loop(
     })
 }
 
+/// The bytes of a string read whole (a path cut short names nothing).
+fn whole(read: Option<Result<Augmented<'_>, ()>>) -> Option<&[u8]> {
+    read?.ok().filter(|a| !a.cut).map(|a| a.bytes)
+}
+
 /// The call's first string argument (an open's or a chdir's path).
 fn first_string(info: &crate::decode::SyscallInfo) -> Option<usize> {
     info.beauties.iter().position(|b| *b == Beauty::Str)
@@ -719,7 +731,7 @@ impl Printer<'_> {
             if !self.wanted(&rec) {
                 // Not shown, but what it did to the fds still counts.
                 let info = self.catalog.get(rec.nr);
-                let path = first_string(info).and_then(|i| rec.augmented(&item, i)?.ok());
+                let path = first_string(info).and_then(|i| whole(rec.augmented(&item, i)));
                 self.fds.update(&rec, info, path);
                 continue;
             }
@@ -753,7 +765,7 @@ impl Printer<'_> {
                     .fmt
                     .format_full(&mut self.line, &rec, info, &mem, &fd_path, continued),
             }
-            let path = first_string(info).and_then(|i| mem(i)?.ok());
+            let path = first_string(info).and_then(|i| whole(mem(i)));
             self.fds.update(&rec, info, path);
             if out.write_all(self.line.as_bytes()).is_err() {
                 return true;

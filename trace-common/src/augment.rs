@@ -2,17 +2,22 @@
 //! timespecs, the start of write buffers, execve's argv), as planned per syscall by
 //! user space in the `aug_plan` map.
 //!
-//! A record with augmentation is the [`crate::SyscallRecord`] followed by up to
-//! [`AUG_SLOTS`] slots of [`AUG_SLOT_BYTES`] each; slot `i` starts at
-//! `SYSCALL_RECORD_SIZE + i * AUG_SLOT_BYTES`, and the record ends after the last slot's
-//! bytes. `SyscallRecord::aug_len[i]` says how many bytes slot `i` holds.
+//! A record with augmentation is the [`crate::SyscallRecord`] followed by the bytes of
+//! up to [`AUG_SLOTS`] slots, packed: slot 0 starts at `SYSCALL_RECORD_SIZE`, slot 1
+//! right after slot 0's bytes. `SyscallRecord::aug_len[i]` says how many bytes slot `i`
+//! holds (at most [`AUG_KEEP_MAX`]), `aug_cut[i]` whether what it read went on.
 
 /// Array map, index: syscall number, value: [`AugPlan`].
 pub const AUG_PLAN: &str = "aug_plan";
 pub const AUG_PLAN_ENTRIES: u32 = crate::maps::SYSCALL_INDEXES;
 
 pub const AUG_SLOTS: usize = 2;
-pub const AUG_SLOT_BYTES: usize = 256;
+/// Room for one slot: PATH_MAX, so that no path the kernel accepts is cut.
+pub const AUG_SLOT_BYTES: usize = 4096;
+/// The most one slot keeps (a string's NUL takes the last byte of the room).
+pub const AUG_KEEP_MAX: usize = AUG_SLOT_BYTES - 1;
+/// The most argv entries the kernel side reads, whatever the plan's `max` asks.
+pub const AUG_ARGV_MAX: u16 = 128;
 
 /// `aug_len` of a slot whose read failed (the argument is shown as a pointer).
 pub const AUG_FAILED: u16 = 0xffff;
@@ -23,11 +28,12 @@ pub const AUG_NO_ARG: u8 = 0xff;
 pub const AUG_NONE: u8 = 0;
 /// A NUL-terminated string (stored without its NUL).
 pub const AUG_STR: u8 = 1;
-/// A buffer whose length is another argument (`len_arg`), capped at `max`.
+/// A buffer whose length is another argument (`len_arg`), capped at `max` bytes.
 pub const AUG_BUF: u8 = 2;
 /// A struct of `max` bytes.
 pub const AUG_FIXED: u8 = 3;
-/// An argv-style array of strings, stored NUL-separated (execve).
+/// An argv-style array of strings, stored NUL-separated (execve): at most `max`
+/// entries.
 pub const AUG_ARGV: u8 = 4;
 
 /// `AugSlot::when`: read when the syscall returns (the kernel has faulted the pages

@@ -41,7 +41,9 @@ pub struct SyscallRecord {
     /// (`augment::AUG_NO_ARG` when unused).
     pub aug_len: [u16; 2],
     pub aug_arg: [u8; 2],
-    pub _pad: [u8; 2],
+    /// Per slot: 1 when the read stopped before the end of what was there (a longer
+    /// string or buffer, more argv entries), so that the slot holds only the start.
+    pub aug_cut: [u8; 2],
 }
 
 pub const SYSCALL_RECORD_SIZE: usize = 112;
@@ -71,20 +73,34 @@ impl SyscallRecord {
         self.flags & REC_HAS_EXIT != 0
     }
 
-    /// The augmentation for argument `arg`: `Some(Ok(bytes))` when it was read,
+    /// The augmentation for argument `arg`: `Some(Ok(_))` when it was read,
     /// `Some(Err(()))` when the read failed, `None` when there is none. `record` is the
     /// whole ring-buffer item; lengths are checked against it.
-    pub fn augmented<'a>(&self, record: &'a [u8], arg: usize) -> Option<Result<&'a [u8], ()>> {
-        use crate::augment::{AUG_FAILED, AUG_SLOT_BYTES};
+    pub fn augmented<'a>(&self, record: &'a [u8], arg: usize) -> Option<Result<Augmented<'a>, ()>> {
+        use crate::augment::{AUG_FAILED, AUG_KEEP_MAX};
         let slot = self.aug_arg.iter().position(|&a| usize::from(a) == arg)?;
-        let len = self.aug_len[slot];
-        if len == AUG_FAILED {
+        let kept = |i: usize| match self.aug_len[i] {
+            AUG_FAILED => 0,
+            n => usize::from(n).min(AUG_KEEP_MAX),
+        };
+        if self.aug_len[slot] == AUG_FAILED {
             return Some(Err(()));
         }
-        let start = SYSCALL_RECORD_SIZE + slot * AUG_SLOT_BYTES;
-        let end = start + usize::from(len).min(AUG_SLOT_BYTES);
-        Some(record.get(start..end).ok_or(()))
+        let start = SYSCALL_RECORD_SIZE + (0..slot).map(kept).sum::<usize>();
+        let bytes = record.get(start..start + kept(slot)).ok_or(());
+        Some(bytes.map(|bytes| Augmented {
+            bytes,
+            cut: self.aug_cut[slot] != 0,
+        }))
     }
+}
+
+/// What the kernel copied for one argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Augmented<'a> {
+    pub bytes: &'a [u8],
+    /// There was more than `bytes`: a longer string or buffer, more entries.
+    pub cut: bool,
 }
 
 /// What `sys_enter` keeps, per thread, until the matching `sys_exit`.
@@ -118,7 +134,7 @@ mod tests {
             comm: *b"cat\0\0\0\0\0\0\0\0\0\0\0\0\0",
             aug_len: [0; 2],
             aug_arg: [0xff; 2],
-            _pad: [0; 2],
+            aug_cut: [0; 2],
         }
     }
 

@@ -8,6 +8,7 @@
 //! A read that fails is marked, and the argument is shown as the pointer it is.
 
 use aya_ebpf::{
+    Global,
     helpers::generated::{bpf_probe_read_kernel_str, bpf_probe_read_user, bpf_probe_read_user_str},
     macros::map,
     maps::{Array, HashMap, PerCpuArray},
@@ -15,8 +16,9 @@ use aya_ebpf::{
 use trace_common::{
     SyscallRecord,
     augment::{
-        AUG_ARGV, AUG_AT_ENTRY, AUG_BUF, AUG_FAILED, AUG_FIXED, AUG_NO_ARG, AUG_NONE,
-        AUG_PLAN_ENTRIES, AUG_SLOT_BYTES, AUG_SLOTS, AUG_STR, AugPlan, AugSlot,
+        AUG_ARGV, AUG_ARGV_MAX, AUG_AT_ENTRY, AUG_BUF, AUG_FAILED, AUG_FIXED, AUG_KEEP_MAX,
+        AUG_NO_ARG, AUG_NONE, AUG_PLAN_ENTRIES, AUG_SLOT_BYTES, AUG_SLOTS, AUG_STR, AugPlan,
+        AugSlot,
     },
     record::SYSCALL_RECORD_SIZE,
 };
@@ -26,12 +28,19 @@ static AUG_PLAN: Array<AugPlan> = Array::with_max_entries(AUG_PLAN_ENTRIES, 0);
 
 const RECORD_MAX: usize = SYSCALL_RECORD_SIZE + AUG_SLOTS * AUG_SLOT_BYTES;
 
+/// Masks an offset into a slot, so that the verifier sees its bound.
+const SLOT_MASK: usize = AUG_SLOT_BYTES - 1;
+
 /// The slack after the last slot lets the verifier accept the argv reads, whose
-/// offset and size it cannot relate to each other (offset ≤ 255, size ≤ 256).
+/// offset and size it cannot relate to each other (each below AUG_SLOT_BYTES).
 #[repr(C, align(8))]
 pub struct Scratch {
     buf: [u8; RECORD_MAX + AUG_SLOT_BYTES],
 }
+
+/// How many argv entries execve's record shows (`--string-limit`, as strace's `-s`).
+#[unsafe(no_mangle)]
+static ARGV_LIMIT: Global<u16> = Global::new(32);
 
 /// Where an augmented record is assembled (too big for the 512-byte BPF stack).
 #[map(name = "aug_scratch")]
@@ -39,9 +48,10 @@ static SCRATCH: PerCpuArray<Scratch> = PerCpuArray::with_max_entries(1, 0);
 
 /// The path a task has just exec'd (from sched_process_exec), by kernel tid, for the
 /// execve record: execve's own argument may have been unreadable at entry (a literal
-/// on a page never touched), and is gone once it succeeds.
+/// on a page never touched), and is gone once it succeeds. Only tasks between the exec
+/// tracepoint and execve's return are here; when it is full, the entry's read is used.
 #[map(name = "exec_file")]
-static EXEC_FILE: HashMap<u32, [u8; AUG_SLOT_BYTES]> = HashMap::with_max_entries(1024, 0);
+static EXEC_FILE: HashMap<u32, [u8; AUG_SLOT_BYTES]> = HashMap::with_max_entries(256, 0);
 
 /// Keeps the kernel's copy of the exec'd path (`src`: the tracepoint record's string).
 #[inline(always)]
@@ -75,33 +85,44 @@ pub fn assemble_exec(
     // SAFETY: slot 0 lies inside the buffer.
     let slot0 = unsafe { buf.add(SYSCALL_RECORD_SIZE) };
     let file = EXEC_FILE.get_ptr(kernel_tid);
-    let len0 = match file {
+    let (len0, cut0) = match file {
         Some(p) => {
             // SAFETY: p is a live map value of AUG_SLOT_BYTES bytes.
             let n =
                 unsafe { bpf_probe_read_kernel_str(slot0.cast(), AUG_SLOT_BYTES as u32, p.cast()) };
-            if n > 0 { (n - 1) as u16 } else { AUG_FAILED }
+            // The kernel's copy was cut to the map value; a path that long is rare.
+            if n > 0 {
+                ((n - 1) as u16, n as usize == AUG_SLOT_BYTES)
+            } else {
+                (AUG_FAILED, false)
+            }
         }
-        None => AUG_FAILED,
+        None => (AUG_FAILED, false),
     };
     if file.is_some() {
         let _ = EXEC_FILE.remove(kernel_tid);
     }
-    // SAFETY: slot 1 lies inside the buffer.
-    let slot1 = unsafe { buf.add(SYSCALL_RECORD_SIZE + AUG_SLOT_BYTES) };
+    let kept0 = if len0 == AUG_FAILED {
+        0
+    } else {
+        len0 as usize & SLOT_MASK
+    };
+    // SAFETY: slot 1 lies inside the buffer (kept0 < AUG_SLOT_BYTES).
+    let slot1 = unsafe { buf.add(SYSCALL_RECORD_SIZE + kept0) };
     // The new stack: argc, then the argv array, in the new program's pointer size.
     let ptr_size = if compat { 4 } else { 8 };
-    let len1 = read_argv(sp + ptr_size, slot1, ptr_size);
+    let (len1, cut1) = read_argv(sp + ptr_size, slot1, ptr_size, ARGV_LIMIT.load());
     rec.aug_arg = [0, 1];
     rec.aug_len = [len0, len1];
+    rec.aug_cut = [cut0 as u8, cut1 as u8];
     // SAFETY: the header fits at the start of the buffer.
     unsafe { core::ptr::write_unaligned(buf.cast::<SyscallRecord>(), *rec) };
     let kept1 = if len1 == AUG_FAILED {
         0
     } else {
-        (len1 as usize).min(AUG_SLOT_BYTES)
+        (len1 as usize).min(AUG_KEEP_MAX)
     };
-    let total = (SYSCALL_RECORD_SIZE + AUG_SLOT_BYTES + kept1).min(RECORD_MAX);
+    let total = (SYSCALL_RECORD_SIZE + kept0 + kept1).min(RECORD_MAX);
     // SAFETY: total is within the buffer.
     Some(unsafe { core::slice::from_raw_parts(buf, total) })
 }
@@ -118,12 +139,23 @@ pub fn has_entry_reads(p: &AugPlan) -> bool {
     p.slots[0].when == AUG_AT_ENTRY || p.slots[1].when == AUG_AT_ENTRY
 }
 
-/// Reads `slot` into `dst` (AUG_SLOT_BYTES long); the bytes kept, or AUG_FAILED.
+/// Whether the user byte at `addr` is not a NUL (or cannot be read): a string read
+/// that filled its room went on past it.
 #[inline(always)]
-fn read_slot(slot: &AugSlot, args: &[u64; 6], dst: *mut u8) -> u16 {
+fn goes_on(addr: u64) -> bool {
+    let mut b: u8 = 0;
+    // SAFETY: reading one user byte into a local.
+    let rc = unsafe { bpf_probe_read_user((&mut b as *mut u8).cast(), 1, addr as *const _) };
+    rc != 0 || b != 0
+}
+
+/// Reads `slot` into `dst` (room for AUG_SLOT_BYTES); the bytes kept (or AUG_FAILED),
+/// and whether there was more.
+#[inline(always)]
+fn read_slot(slot: &AugSlot, args: &[u64; 6], dst: *mut u8) -> (u16, bool) {
     let src = args[(slot.arg & 7) as usize % 6];
     if src == 0 {
-        return AUG_FAILED;
+        return (AUG_FAILED, false);
     }
     match slot.kind {
         AUG_STR => {
@@ -131,40 +163,53 @@ fn read_slot(slot: &AugSlot, args: &[u64; 6], dst: *mut u8) -> u16 {
             let n = unsafe {
                 bpf_probe_read_user_str(dst.cast(), AUG_SLOT_BYTES as u32, src as *const _)
             };
-            if n <= 0 { AUG_FAILED } else { (n - 1) as u16 }
+            if n <= 0 {
+                return (AUG_FAILED, false);
+            }
+            let kept = (n - 1) as u64;
+            (
+                kept as u16,
+                n as usize == AUG_SLOT_BYTES && goes_on(src + kept),
+            )
         }
         AUG_BUF | AUG_FIXED => {
-            let mut n = if slot.kind == AUG_BUF {
+            let want = if slot.kind == AUG_BUF {
                 args[(slot.len_arg & 7) as usize % 6]
             } else {
                 u64::from(slot.max)
             };
+            let mut n = want;
             if n > u64::from(slot.max) {
                 n = u64::from(slot.max);
             }
-            if n > AUG_SLOT_BYTES as u64 {
-                n = AUG_SLOT_BYTES as u64;
+            if n > AUG_KEEP_MAX as u64 {
+                n = AUG_KEEP_MAX as u64;
             }
             if n == 0 {
-                return 0;
+                return (0, want > 0);
             }
-            // SAFETY: n is at most the slot's size.
+            // SAFETY: n is below the slot's room.
             let rc = unsafe { bpf_probe_read_user(dst.cast(), n as u32, src as *const _) };
-            if rc != 0 { AUG_FAILED } else { n as u16 }
+            if rc != 0 {
+                (AUG_FAILED, false)
+            } else {
+                (n as u16, want > n)
+            }
         }
-        AUG_ARGV => read_argv(src, dst, 8),
-        _ => AUG_FAILED,
+        AUG_ARGV => read_argv(src, dst, 8, ARGV_LIMIT.load()),
+        _ => (AUG_FAILED, false),
     }
 }
 
-/// argv: up to 8 strings, NUL-separated, within the slot; `ptr_size` is 4 for a 32-bit
-/// task's array.
+/// argv: up to `limit` strings (and AUG_ARGV_MAX), NUL-separated, within
+/// AUG_KEEP_MAX bytes; `ptr_size` is 4 for a 32-bit task's array. The bytes kept, and
+/// whether entries (or the end of the last one) were left out.
 #[inline(always)]
-fn read_argv(argv: u64, dst: *mut u8, ptr_size: u64) -> u16 {
+fn read_argv(argv: u64, dst: *mut u8, ptr_size: u64, limit: u16) -> (u16, bool) {
     let mut off: u32 = 0;
-    for k in 0..8u64 {
+    let size = if ptr_size == 4 { 4 } else { 8 };
+    for k in 0..=u64::from(AUG_ARGV_MAX) {
         let mut ptr: u64 = 0;
-        let size = if ptr_size == 4 { 4 } else { 8 };
         // SAFETY: reading one user pointer into a local (little-endian: a 4-byte
         // pointer fills the low half).
         let rc = unsafe {
@@ -175,25 +220,36 @@ fn read_argv(argv: u64, dst: *mut u8, ptr_size: u64) -> u16 {
             )
         };
         if rc != 0 {
-            return if k == 0 { AUG_FAILED } else { off as u16 };
+            return if k == 0 {
+                (AUG_FAILED, false)
+            } else {
+                (off as u16, true)
+            };
         }
-        if ptr == 0 || off >= AUG_SLOT_BYTES as u32 - 1 {
-            break;
+        if ptr == 0 {
+            return (off as u16, false);
+        }
+        if k >= u64::from(limit) || k >= u64::from(AUG_ARGV_MAX) || off >= AUG_KEEP_MAX as u32 {
+            return (off as u16, true);
         }
         // Masked so that the verifier bounds the offset and the size from one value (a
         // volatile read keeps LLVM from dropping the mask as redundant).
         // SAFETY: reading a local.
-        let o = unsafe { core::ptr::read_volatile(&off) } & (AUG_SLOT_BYTES as u32 - 1);
-        let room = AUG_SLOT_BYTES as u32 - o;
-        // SAFETY: o < AUG_SLOT_BYTES and room keeps the write inside the slot.
+        let o = unsafe { core::ptr::read_volatile(&off) } & SLOT_MASK as u32;
+        let room = AUG_KEEP_MAX as u32 - o;
+        // SAFETY: o < AUG_SLOT_BYTES and room keeps the write inside the slot's room
+        // and its slack.
         let n =
             unsafe { bpf_probe_read_user_str(dst.add(o as usize).cast(), room, ptr as *const _) };
         if n <= 0 {
-            break;
+            return (off as u16, true);
         }
-        off += n as u32;
+        off = o + n as u32;
+        if n as u32 == room && goes_on(ptr + u64::from(room) - 1) {
+            return (off as u16, true);
+        }
     }
-    off as u16
+    (off as u16, true)
 }
 
 /// Assembles `rec` and the slots that `plan` reads at time `when` (entry or exit) in
@@ -211,22 +267,22 @@ pub fn assemble(
     let mut used = 0usize;
     for i in 0..AUG_SLOTS {
         let slot = plan.slots[i];
+        rec.aug_cut[i] = 0;
         if slot.kind == AUG_NONE || slot.when != when {
             rec.aug_arg[i] = AUG_NO_ARG;
             rec.aug_len[i] = 0;
             continue;
         }
-        // SAFETY: slot i lies inside the scratch buffer.
-        let dst = unsafe { buf.add(SYSCALL_RECORD_SIZE + i * AUG_SLOT_BYTES) };
-        let len = read_slot(&slot, args, dst);
+        // Packed: this slot starts where the one before ended (below AUG_SLOT_BYTES).
+        // SAFETY: the offset lies inside the scratch buffer.
+        let dst = unsafe { buf.add(SYSCALL_RECORD_SIZE + (used & SLOT_MASK)) };
+        let (len, cut) = read_slot(&slot, args, dst);
         rec.aug_arg[i] = slot.arg;
         rec.aug_len[i] = len;
-        let kept = if len == AUG_FAILED {
-            0
-        } else {
-            (len as usize).min(AUG_SLOT_BYTES)
-        };
-        used = i * AUG_SLOT_BYTES + kept;
+        rec.aug_cut[i] = cut as u8;
+        if len != AUG_FAILED {
+            used = (used & SLOT_MASK) + (len as usize).min(AUG_KEEP_MAX);
+        }
     }
     // SAFETY: the header fits at the start of the buffer.
     unsafe { core::ptr::write_unaligned(buf.cast::<SyscallRecord>(), *rec) };

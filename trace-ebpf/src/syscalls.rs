@@ -237,7 +237,7 @@ fn record(
         comm: bpf_get_current_comm().unwrap_or([0; 16]),
         aug_len: [0; 2],
         aug_arg: [AUG_NO_ARG; 2],
-        _pad: [0; 2],
+        aug_cut: [0; 2],
     }
 }
 

@@ -461,3 +461,87 @@ fn bytes_from_the_traced_program_are_escaped() {
         line("connect")
     );
 }
+
+/// What rtrace cannot show whole is marked (strace's `...`: after the quote, or as the
+/// last argv entry), `--string-limit` raises the limit for buffers and argv, and a
+/// path is shown whole up to PATH_MAX. It used to stop at 8 argv entries, 255 path
+/// bytes and 32 buffer bytes with no mark.
+#[test]
+fn cut_values_are_marked_and_the_limit_can_be_raised() {
+    if !bpf_ready("cut_values_are_marked_and_the_limit_can_be_raised") {
+        return;
+    }
+    let args: Vec<String> = (1..=40).map(|i| format!("a{i}")).collect();
+    let long_path = format!(
+        "/{}/{}/{}",
+        "p".repeat(200),
+        "q".repeat(200),
+        "r".repeat(113)
+    );
+    assert_eq!(long_path.len(), 516);
+    let text = "0123456789".repeat(5);
+    let script = format!("cat {long_path}; printf {text}");
+    let trace = |extra: &[&str]| {
+        let r = run(
+            rtrace()
+                .args(["-e", "execve,openat,write"])
+                .args(extra)
+                .args(["--", "sh", "-c", &script, "sh"])
+                .args(&args),
+            LIMIT,
+        );
+        // cat fails: the path does not exist.
+        assert_eq!(r.code(), Some(0), "{r}");
+        r
+    };
+    let argv_of = |r: &rtrace_tests::Run| {
+        r.stderr
+            .lines()
+            .find(|l| l.contains("execve(") && l.contains("\"sh\", \"-c\""))
+            .unwrap_or_else(|| panic!("no execve of sh{r}"))
+            .to_string()
+    };
+    let write_of = |r: &rtrace_tests::Run| {
+        r.stderr
+            .lines()
+            .find(|l| l.contains(" write(") && l.contains("buf: \"0123"))
+            .unwrap_or_else(|| panic!("no write of the text{r}"))
+            .to_string()
+    };
+
+    let r = trace(&[]);
+    // sh, -c, the script, $0 and 40 arguments: 44 entries, 32 shown.
+    let argv = argv_of(&r);
+    assert!(argv.contains(", \"a28\", ...]"), "{argv}");
+    assert!(!argv.contains("\"a29\""), "{argv}");
+    let opened = format!("filename: \"{long_path}\"");
+    assert!(
+        r.stderr
+            .lines()
+            .any(|l| l.contains(" openat(") && l.contains(&opened)),
+        "the 516-byte path whole{r}"
+    );
+    let write = write_of(&r);
+    assert!(
+        write.contains(&format!("buf: \"{}\"..., count: 50", &text[..32])),
+        "{write}"
+    );
+
+    let r = trace(&["--string-limit", "64"]);
+    let argv = argv_of(&r);
+    assert!(argv.contains(", \"a39\", \"a40\"]"), "{argv}");
+    assert!(!argv.contains("..."), "{argv}");
+    let write = write_of(&r);
+    assert!(
+        write.contains(&format!("buf: \"{text}\", count: 50")),
+        "{write}"
+    );
+
+    let r = run(
+        rtrace().args(["--string-limit", "5000", "--", "true"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(2), "{r}");
+    assert_eq!(r.stderr.lines().count(), 1, "{r}");
+    assert!(r.stderr.starts_with("rtrace: "), "{r}");
+}

@@ -315,7 +315,7 @@ mod tests {
             comm: [0; 16],
             aug_len: [0; 2],
             aug_arg: [0xff; 2],
-            _pad: [0; 2],
+            aug_cut: [0; 2],
         }
     }
 

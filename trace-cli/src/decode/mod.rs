@@ -73,6 +73,19 @@ pub struct SyscallInfo {
 }
 
 impl SyscallInfo {
+    /// The plan with buffers read up to `limit` bytes (`--string-limit`).
+    pub fn plan_with_limit(&self, limit: u16) -> AugPlan {
+        let mut plan = self.plan;
+        for slot in &mut plan.slots {
+            if slot.kind == trace_common::augment::AUG_BUF
+                && self.beauties.get(usize::from(slot.arg)) == Some(&Beauty::Buffer)
+            {
+                slot.max = limit;
+            }
+        }
+        plan
+    }
+
     pub fn new(name: &str, args: Option<Vec<ArgSpec>>) -> Self {
         let beauties: Vec<Beauty> = args
             .iter()

@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use trace_common::SyscallRecord;
+use trace_common::{SyscallRecord, record::Augmented};
 
 use crate::decode::{
     RetKind, SyscallInfo,
@@ -61,7 +61,7 @@ impl JsonFormatter {
         out: &mut String,
         rec: &SyscallRecord,
         info: &SyscallInfo,
-        mem: &dyn Fn(usize) -> Option<Result<&'m [u8], ()>>,
+        mem: &dyn Fn(usize) -> Option<Result<Augmented<'m>, ()>>,
     ) {
         out.push_str("{\"ts\":");
         if rec.has_entry() && rec.enter_ns != 0 {
@@ -192,12 +192,15 @@ mod tests {
             comm,
             aug_len: [0; 2],
             aug_arg: [0xff; 2],
-            _pad: [0; 2],
+            aug_cut: [0; 2],
         };
         let mut out = String::new();
         let mut j = JsonFormatter::new(false);
         j.format(&mut out, &rec, &info, &|i| {
-            (i == 1).then_some(Ok(&b"/x\"y"[..]))
+            (i == 1).then_some(Ok(Augmented {
+                bytes: &b"/x\"y"[..],
+                cut: false,
+            }))
         });
         assert_eq!(
             out,

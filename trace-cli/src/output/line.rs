@@ -4,7 +4,7 @@
 
 use std::{collections::HashMap, fmt::Write as _};
 
-use trace_common::{SyscallRecord, TASK_COMM_LEN};
+use trace_common::{SyscallRecord, TASK_COMM_LEN, record::Augmented};
 
 use crate::decode::{
     RetKind, SyscallInfo,
@@ -88,7 +88,7 @@ impl LineFormatter {
         out: &mut String,
         rec: &SyscallRecord,
         info: &SyscallInfo,
-        mem: &dyn Fn(usize) -> Option<Result<&'m [u8], ()>>,
+        mem: &dyn Fn(usize) -> Option<Result<Augmented<'m>, ()>>,
         fd_path: &dyn Fn(i32) -> Option<&'p [u8]>,
         continued: bool,
     ) {
@@ -181,7 +181,7 @@ impl LineFormatter {
         out: &mut String,
         rec: &SyscallRecord,
         info: &SyscallInfo,
-        mem: &dyn Fn(usize) -> Option<Result<&'m [u8], ()>>,
+        mem: &dyn Fn(usize) -> Option<Result<Augmented<'m>, ()>>,
         fd_path: &dyn Fn(i32) -> Option<&'p [u8]>,
     ) {
         let mut first = true;
@@ -318,7 +318,7 @@ mod tests {
             comm: c,
             aug_len: [0; 2],
             aug_arg: [0xff; 2],
-            _pad: [0; 2],
+            aug_cut: [0; 2],
         }
     }
 

@@ -9,6 +9,8 @@ use std::fmt::Write as _;
 
 use tables::{Flags, Names};
 
+use trace_common::record::Augmented;
+
 use crate::decode::{escape, format::ArgKind};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +64,7 @@ impl Beauty {
 const AT_FDCWD: i32 = -100;
 
 /// Writes `raw` as `b` shows it. `mem` is what was copied from user memory for this
-/// argument: `Some(Ok(bytes))`, `Some(Err(()))` for a failed read, `None` when nothing
+/// argument: `Some(Ok(read))`, `Some(Err(()))` for a failed read, `None` when nothing
 /// was copied; a value that needs memory and has none is shown as the pointer.
 /// How values are spelled: perfconfig's `show_prefix` (`O_RDONLY`), and the compact
 /// struct form perf's BTF printer uses when argument names are off (`{1,}`).
@@ -76,7 +78,7 @@ pub fn write_arg(
     out: &mut String,
     b: Beauty,
     raw: u64,
-    mem: Option<Result<&[u8], ()>>,
+    mem: Option<Result<Augmented<'_>, ()>>,
     style: Style,
 ) {
     let _ = match b {
@@ -93,8 +95,8 @@ pub fn write_arg(
         }
         Beauty::Str | Beauty::Argv | Beauty::Buffer | Beauty::Sockaddr | Beauty::Timespec => {
             match mem {
-                Some(Ok(bytes)) => {
-                    write_memory(out, b, bytes, style);
+                Some(Ok(aug)) => {
+                    write_memory(out, b, aug, style);
                     Ok(())
                 }
                 _ => write!(out, "{raw:#x}"),
@@ -204,22 +206,31 @@ fn write_open_flags(out: &mut String, raw: u64, prefix: bool) {
     }
 }
 
-fn write_memory(out: &mut String, b: Beauty, bytes: &[u8], style: Style) {
+/// What was read from user memory; `...` after it when there was more (strace's
+/// mark: after the closing quote, or as the last argv entry).
+fn write_memory(out: &mut String, b: Beauty, aug: Augmented<'_>, style: Style) {
+    let bytes = aug.bytes;
     match b {
-        Beauty::Str | Beauty::Buffer => escape::quoted(out, bytes),
+        Beauty::Str | Beauty::Buffer => {
+            escape::quoted(out, bytes);
+            if aug.cut {
+                out.push_str("...");
+            }
+        }
         Beauty::Argv => {
             out.push('[');
             // Each string ends with its NUL; an empty one is an argument too.
             let all = bytes.strip_suffix(&[0]).unwrap_or(bytes);
-            for (i, arg) in all
-                .split(|&c| c == 0)
-                .enumerate()
-                .filter(|_| !all.is_empty())
-            {
-                if i > 0 {
+            let mut n = 0;
+            for arg in all.split(|&c| c == 0).filter(|_| !all.is_empty()) {
+                if n > 0 {
                     out.push_str(", ");
                 }
                 escape::quoted(out, arg);
+                n += 1;
+            }
+            if aug.cut {
+                out.push_str(if n > 0 { ", ..." } else { "..." });
             }
             out.push(']');
         }
@@ -319,8 +330,13 @@ mod tests {
     }
 
     fn show_mem(b: Beauty, bytes: &[u8]) -> String {
+        show_read(b, bytes, false)
+    }
+
+    fn show_read(b: Beauty, bytes: &[u8], cut: bool) -> String {
         let mut s = String::new();
-        write_arg(&mut s, b, 0x1234, Some(Ok(bytes)), Style::default());
+        let aug = Augmented { bytes, cut };
+        write_arg(&mut s, b, 0x1234, Some(Ok(aug)), Style::default());
         s
     }
 
@@ -471,7 +487,10 @@ mod tests {
             &mut s,
             Beauty::Timespec,
             1,
-            Some(Ok(&ts)),
+            Some(Ok(Augmented {
+                bytes: &ts,
+                cut: false,
+            })),
             Style {
                 prefix: false,
                 compact: true,
@@ -490,6 +509,17 @@ mod tests {
             "[\"true\", \"\", \"x\"]"
         );
         assert_eq!(show_mem(Beauty::Argv, b""), "[]");
+        // What was left out is marked, as strace does.
+        assert_eq!(
+            show_read(Beauty::Str, b"/very/long", true),
+            "\"/very/long\"..."
+        );
+        assert_eq!(show_read(Beauty::Buffer, b"abc", true), "\"abc\"...");
+        assert_eq!(
+            show_read(Beauty::Argv, b"true\0a1\0", true),
+            "[\"true\", \"a1\", ...]"
+        );
+        assert_eq!(show_read(Beauty::Argv, b"", true), "[...]");
         let mut ts = 1i64.to_ne_bytes().to_vec();
         ts.extend_from_slice(&0i64.to_ne_bytes());
         assert_eq!(
