@@ -24,7 +24,7 @@ use trace_common::{
         TRACE_ARM_ON_EXEC, TRACE_ON,
     },
     record::Augmented,
-    record::{KIND_ENTRY_READS, REC_PENDING},
+    record::{KIND_EXEC_READS, REC_PENDING},
 };
 
 use crate::{
@@ -569,7 +569,7 @@ fn event_loop(
 
     let mut printer = Printer {
         catalog,
-        entry_reads: std::collections::HashMap::new(),
+        exec_reads: std::collections::HashMap::new(),
         fds: FdTable::new(close_traced(cfg), all_traced(cfg, fd_table::CWD_CALLS)),
         pending: std::collections::HashMap::new(),
         fmt: LineFormatter::new(cfg.line.clone()),
@@ -697,8 +697,8 @@ fn first_string(info: &crate::decode::SyscallInfo) -> Option<usize> {
 
 struct Printer<'c> {
     catalog: Catalog<Tracefs>,
-    /// execve's path and argv, read at its entry, per tid, until its record comes.
-    entry_reads: std::collections::HashMap<u32, Vec<u8>>,
+    /// What a successful execve ran (path and argv), per tid, until its record comes.
+    exec_reads: std::collections::HashMap<u32, Vec<u8>>,
     fds: FdTable,
     /// Entries of blocking calls not yet returned, per tid, and whether shown.
     pending: std::collections::HashMap<u32, (SyscallRecord, bool)>,
@@ -719,15 +719,15 @@ impl Printer<'_> {
             let Some(rec) = SyscallRecord::from_bytes(&item) else {
                 continue;
             };
-            if rec.kind == KIND_ENTRY_READS {
-                self.entry_reads.insert(rec.tid, item.to_vec());
+            if rec.kind == KIND_EXEC_READS {
+                self.exec_reads.insert(rec.tid, item.to_vec());
                 continue;
             }
             if rec.flags & REC_PENDING != 0 {
                 self.pending.insert(rec.tid, (rec, false));
                 continue;
             }
-            let early = self.entry_reads.remove(&rec.tid);
+            let early = self.exec_reads.remove(&rec.tid);
             if !self.wanted(&rec) {
                 // Not shown, but what it did to the fds still counts.
                 let info = self.catalog.get(rec.nr);

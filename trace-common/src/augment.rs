@@ -36,18 +36,13 @@ pub const AUG_FIXED: u8 = 3;
 /// entries.
 pub const AUG_ARGV: u8 = 4;
 
-/// `AugSlot::when`: read when the syscall returns (the kernel has faulted the pages
-/// in by then), or at entry (execve: the memory is gone once it succeeds).
-pub const AUG_AT_EXIT: u8 = 0;
-pub const AUG_AT_ENTRY: u8 = 1;
-
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AugSlot {
     pub kind: u8,
     pub arg: u8,
     pub len_arg: u8,
-    pub when: u8,
+    pub _pad1: u8,
     pub max: u16,
     pub _pad: u16,
 }

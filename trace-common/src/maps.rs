@@ -22,7 +22,8 @@ pub const SYSCALL_CLASS: &str = "syscall_class";
 pub const CLASS_SELECTED: u32 = 1;
 /// It may block: its entry is also sent at entry (see `record::REC_PENDING`).
 pub const CLASS_BLOCKING: u32 = 2;
-/// execve/execveat: starts a held workload's trace; its arguments are read at entry.
+/// execve/execveat: starts a held workload's trace; when it succeeds, what the new
+/// program received is sent in a record of its own.
 pub const CLASS_EXEC: u32 = 4;
 /// exit/exit_group: never returns, recorded at entry.
 pub const CLASS_EXIT: u32 = 8;

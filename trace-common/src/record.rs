@@ -16,9 +16,10 @@ pub const REC_PENDING: u16 = 4;
 
 /// `SyscallRecord::kind` of a syscall record.
 pub const KIND_SYSCALL: u16 = 1;
-/// `SyscallRecord::kind` of what was read at a syscall's entry (execve's path and
-/// argv), sent ahead of the call's own record; only its slots matter.
-pub const KIND_ENTRY_READS: u16 = 2;
+/// `SyscallRecord::kind` of what a successful execve ran (the path the kernel exec'd
+/// and the argv the new program received), sent ahead of the call's own record; only
+/// its slots matter.
+pub const KIND_EXEC_READS: u16 = 2;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +63,7 @@ impl SyscallRecord {
         // SyscallRecord (integers and byte arrays only); read_unaligned because ring
         // buffer items are only 8-byte aligned by convention.
         let rec = unsafe { core::ptr::read_unaligned(bytes.as_ptr().cast::<SyscallRecord>()) };
-        matches!(rec.kind, KIND_SYSCALL | KIND_ENTRY_READS).then_some(rec)
+        matches!(rec.kind, KIND_SYSCALL | KIND_EXEC_READS).then_some(rec)
     }
 
     pub fn has_entry(&self) -> bool {
@@ -166,5 +167,27 @@ mod tests {
         let mut other = r;
         other.kind = 7;
         assert_eq!(SyscallRecord::from_bytes(&bytes_of(&other)), None);
+    }
+
+    #[test]
+    fn slots_are_packed_and_carry_their_cut_mark() {
+        let mut r = sample();
+        r.aug_arg = [1, 3];
+        r.aug_len = [3, 2];
+        r.aug_cut = [0, 1];
+        let mut b = bytes_of(&r);
+        b.extend_from_slice(b"abcXY");
+        let a = r.augmented(&b, 1).unwrap().unwrap();
+        assert_eq!((a.bytes, a.cut), (&b"abc"[..], false));
+        let a = r.augmented(&b, 3).unwrap().unwrap();
+        assert_eq!((a.bytes, a.cut), (&b"XY"[..], true));
+        assert_eq!(r.augmented(&b, 2), None);
+        // A failed first slot takes no room; a record shorter than it says is refused.
+        r.aug_len = [crate::augment::AUG_FAILED, 2];
+        let mut b = bytes_of(&r);
+        b.extend_from_slice(b"XY");
+        assert_eq!(r.augmented(&b, 1), Some(Err(())));
+        assert_eq!(r.augmented(&b, 3).unwrap().unwrap().bytes, b"XY");
+        assert_eq!(r.augmented(&b[..b.len() - 1], 3), Some(Err(())));
     }
 }

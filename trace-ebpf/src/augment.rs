@@ -2,9 +2,10 @@
 //!
 //! Pointers are read when the syscall returns: by then the kernel has copied the
 //! argument itself, so a page that was never touched before the call (a literal in the
-//! .rodata of a binary just exec'd) is present and the read succeeds. execve's
-//! arguments are the exception, read at entry (once it succeeds they are gone) and sent
-//! in a record of their own that user space joins to the call.
+//! .rodata of a binary just exec'd) is present and the read succeeds. A successful
+//! execve is the exception: its old memory is gone, so the path the kernel exec'd and
+//! the argv on the new program's stack go out in a record of their own, which user
+//! space joins to the call.
 //! A read that fails is marked, and the argument is shown as the pointer it is.
 
 use aya_ebpf::{
@@ -16,9 +17,8 @@ use aya_ebpf::{
 use trace_common::{
     SyscallRecord,
     augment::{
-        AUG_ARGV, AUG_ARGV_MAX, AUG_AT_ENTRY, AUG_BUF, AUG_FAILED, AUG_FIXED, AUG_KEEP_MAX,
-        AUG_NO_ARG, AUG_NONE, AUG_PLAN_ENTRIES, AUG_SLOT_BYTES, AUG_SLOTS, AUG_STR, AugPlan,
-        AugSlot,
+        AUG_ARGV, AUG_ARGV_MAX, AUG_BUF, AUG_FAILED, AUG_FIXED, AUG_KEEP_MAX, AUG_NO_ARG, AUG_NONE,
+        AUG_PLAN_ENTRIES, AUG_SLOT_BYTES, AUG_SLOTS, AUG_STR, AugPlan, AugSlot,
     },
     record::SYSCALL_RECORD_SIZE,
 };
@@ -47,9 +47,9 @@ static ARGV_LIMIT: Global<u16> = Global::new(32);
 static SCRATCH: PerCpuArray<Scratch> = PerCpuArray::with_max_entries(1, 0);
 
 /// The path a task has just exec'd (from sched_process_exec), by kernel tid, for the
-/// execve record: execve's own argument may have been unreadable at entry (a literal
-/// on a page never touched), and is gone once it succeeds. Only tasks between the exec
-/// tracepoint and execve's return are here; when it is full, the entry's read is used.
+/// execve record: execve's own argument is gone once it succeeds. Only tasks between the exec
+/// tracepoint and execve's return are here; when it is full, the path shows as the
+/// pointer.
 #[map(name = "exec_file")]
 static EXEC_FILE: HashMap<u32, [u8; AUG_SLOT_BYTES]> = HashMap::with_max_entries(256, 0);
 
@@ -134,11 +134,6 @@ pub fn plan(nr: u32) -> Option<AugPlan> {
     (p.slots[0].kind != AUG_NONE || p.slots[1].kind != AUG_NONE).then_some(p)
 }
 
-#[inline(always)]
-pub fn has_entry_reads(p: &AugPlan) -> bool {
-    p.slots[0].when == AUG_AT_ENTRY || p.slots[1].when == AUG_AT_ENTRY
-}
-
 /// Whether the user byte at `addr` is not a NUL (or cannot be read): a string read
 /// that filled its room went on past it.
 #[inline(always)]
@@ -206,6 +201,22 @@ fn read_slot(slot: &AugSlot, args: &[u64; 6], dst: *mut u8) -> (u16, bool) {
 /// whether entries (or the end of the last one) were left out.
 #[inline(always)]
 fn read_argv(argv: u64, dst: *mut u8, ptr_size: u64, limit: u16) -> (u16, bool) {
+    let packed = read_argv_packed(argv, dst, ptr_size, limit);
+    (packed as u16, packed >> 16 != 0)
+}
+
+/// [`read_argv`] as a BPF function of its own: its loop's registers and locals get a
+/// stack frame of their own instead of growing the calling program's, whose 512 bytes
+/// older verifiers (6.1) add up with every callee's, each rounded up to 32. The result
+/// is packed (`cut << 16 | len`) so that it comes back in a register.
+#[inline(never)]
+fn read_argv_packed(argv: u64, dst: *mut u8, ptr_size: u64, limit: u16) -> u32 {
+    let (len, cut) = read_argv_loop(argv, dst, ptr_size, limit);
+    u32::from(len) | (u32::from(cut) << 16)
+}
+
+#[inline(always)]
+fn read_argv_loop(argv: u64, dst: *mut u8, ptr_size: u64, limit: u16) -> (u16, bool) {
     let mut off: u32 = 0;
     let size = if ptr_size == 4 { 4 } else { 8 };
     for k in 0..=u64::from(AUG_ARGV_MAX) {
@@ -252,15 +263,10 @@ fn read_argv(argv: u64, dst: *mut u8, ptr_size: u64, limit: u16) -> (u16, bool) 
     (off as u16, true)
 }
 
-/// Assembles `rec` and the slots that `plan` reads at time `when` (entry or exit) in
-/// the scratch buffer; returns the bytes to send.
+/// Assembles `rec` and the slots that `plan` reads in the scratch buffer; returns the
+/// bytes to send.
 #[inline(always)]
-pub fn assemble(
-    rec: &mut SyscallRecord,
-    plan: &AugPlan,
-    args: &[u64; 6],
-    when: u8,
-) -> Option<&'static [u8]> {
+pub fn assemble(rec: &mut SyscallRecord, plan: &AugPlan, args: &[u64; 6]) -> Option<&'static [u8]> {
     let scratch = SCRATCH.get_ptr_mut(0)?;
     // SAFETY: the per-CPU scratch value; only this program uses it while it runs.
     let buf = unsafe { (*scratch).buf.as_mut_ptr() };
@@ -268,7 +274,7 @@ pub fn assemble(
     for i in 0..AUG_SLOTS {
         let slot = plan.slots[i];
         rec.aug_cut[i] = 0;
-        if slot.kind == AUG_NONE || slot.when != when {
+        if slot.kind == AUG_NONE {
             rec.aug_arg[i] = AUG_NO_ARG;
             rec.aug_len[i] = 0;
             continue;

@@ -12,13 +12,13 @@ use aya_ebpf::{
     programs::RawTracePointContext,
 };
 use trace_common::{
-    augment::{AUG_AT_ENTRY, AUG_AT_EXIT, AUG_NO_ARG, AugPlan},
+    augment::{AUG_NO_ARG, AugPlan},
     maps::{
         CLASS_BLOCKING, CLASS_EXEC, CLASS_EXIT, CLASS_FORK, COMPAT_BASE, COUNTER_DROPPED,
         COUNTER_LOST_TASKS, COUNTER_LOST_UNSEEN, HANDOFFS_SETTLED, TRACE_ARM_ON_EXEC,
     },
     record::{
-        InflightCall, KIND_ENTRY_READS, KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT, REC_PENDING,
+        InflightCall, KIND_EXEC_READS, KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT, REC_PENDING,
         SyscallRecord,
     },
 };
@@ -99,12 +99,6 @@ fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
         return Some(());
     }
     let kernel_tid = bpf_get_current_pid_tgid() as u32;
-    if summary::wants_records()
-        && let Some(plan) = augment::plan(nr)
-        && augment::has_entry_reads(&plan)
-    {
-        emit_entry_reads(&plan, nr, &ids, now, &args);
-    }
     let call = InflightCall {
         nr,
         class,
@@ -140,11 +134,14 @@ fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
             true,
             true,
         );
-        let exec = call.class & CLASS_EXEC != 0;
-        if exec && ret == 0 && summary::wants_records() {
+        // After a successful exec the old memory is gone: what the new program
+        // received goes out instead, and the call's record carries no reads.
+        let exec_done = call.class & CLASS_EXEC != 0 && ret == 0;
+        if exec_done && summary::wants_records() {
             emit_exec_reads(ctx, &ids, call.nr, now, kernel_tid);
         }
         if summary::wants_records()
+            && !exec_done
             && let Some(plan) = augment::plan(call.nr)
         {
             emit_augmented(&plan, &ids, &call, now, ret);
@@ -271,18 +268,7 @@ fn emit(flags: u16, nr: u32, ids: &Ids, enter_ns: u64, exit_ns: u64, args: &[u64
 fn emit_augmented(plan: &AugPlan, ids: &Ids, call: &InflightCall, exit_ns: u64, ret: i64) {
     let flags = REC_HAS_ENTRY | REC_HAS_EXIT;
     let mut rec = record(flags, call.nr, ids, call.enter_ns, exit_ns, &call.args, ret);
-    if let Some(bytes) = augment::assemble(&mut rec, plan, &call.args, AUG_AT_EXIT) {
-        output(bytes);
-    }
-}
-
-/// What must be read at entry (execve's path and argv) goes out at once, in a record of
-/// its own that user space joins to the call's.
-#[inline(always)]
-fn emit_entry_reads(plan: &AugPlan, nr: u32, ids: &Ids, now: u64, args: &[u64; 6]) {
-    let mut rec = record(REC_HAS_ENTRY, nr, ids, now, 0, args, 0);
-    rec.kind = KIND_ENTRY_READS;
-    if let Some(bytes) = augment::assemble(&mut rec, plan, args, AUG_AT_ENTRY) {
+    if let Some(bytes) = augment::assemble(&mut rec, plan, &call.args) {
         output(bytes);
     }
 }
@@ -295,7 +281,7 @@ fn emit_exec_reads(ctx: &RawTracePointContext, ids: &Ids, nr: u32, now: u64, ker
         return;
     };
     let mut rec = record(REC_HAS_ENTRY, nr, ids, now, 0, &[0; 6], 0);
-    rec.kind = KIND_ENTRY_READS;
+    rec.kind = KIND_EXEC_READS;
     if let Some(bytes) = augment::assemble_exec(&mut rec, kernel_tid, sp, is_compat(regs)) {
         output(bytes);
     }

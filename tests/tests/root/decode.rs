@@ -545,3 +545,40 @@ fn cut_values_are_marked_and_the_limit_can_be_raised() {
     assert_eq!(r.stderr.lines().count(), 1, "{r}");
     assert!(r.stderr.starts_with("rtrace: "), "{r}");
 }
+
+/// A failed execve still has its memory: its path and argv are read when it returns.
+/// A successful one shows what the new program received.
+#[test]
+fn failed_and_successful_execs_show_path_and_argv() {
+    if !bpf_ready("failed_and_successful_execs_show_path_and_argv") {
+        return;
+    }
+    let r = run(
+        rtrace().args([
+            "-e",
+            "execve",
+            "--",
+            "sh",
+            "-c",
+            "/no/such/rtrace-exec one two; exec /bin/true three",
+        ]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let failed = r
+        .stderr
+        .lines()
+        .find(|l| l.contains("execve(filename: \"/no/such/rtrace-exec\""))
+        .unwrap_or_else(|| panic!("no failed execve line{r}"));
+    assert!(
+        failed.contains("argv: [\"/no/such/rtrace-exec\", \"one\", \"two\"]")
+            && failed.ends_with("= -1 ENOENT (No such file or directory)"),
+        "{failed}"
+    );
+    assert!(
+        r.stderr.lines().any(|l| l
+            .contains("execve(filename: \"/bin/true\", argv: [\"/bin/true\", \"three\"]")
+            && l.ends_with("= 0")),
+        "{r}"
+    );
+}

@@ -2,8 +2,7 @@
 //! then perf's heuristics on the argument's name and C type from tracefs.
 
 use trace_common::augment::{
-    AUG_ARGV, AUG_AT_ENTRY, AUG_AT_EXIT, AUG_BUF, AUG_FIXED, AUG_NONE, AUG_SLOTS, AUG_STR, AugPlan,
-    AugSlot,
+    AUG_ARGV, AUG_BUF, AUG_FIXED, AUG_NONE, AUG_SLOTS, AUG_STR, AugPlan, AugSlot,
 };
 
 use super::{Beauty, tables as t};
@@ -261,11 +260,11 @@ fn length_arg(specs: &[ArgSpec], i: usize) -> Option<usize> {
         .map(|(j, _)| j)
 }
 
-/// What the kernel side copies for this syscall: at most two arguments, in order.
-pub fn plan_for(syscall: &str, specs: &[ArgSpec], beauties: &[Beauty]) -> AugPlan {
+/// What the kernel side copies for this syscall, when it returns: at most two
+/// arguments, in order. (An execve that succeeds has no old memory left to read: the
+/// kernel side sends what the new program received instead.)
+pub fn plan_for(_syscall: &str, specs: &[ArgSpec], beauties: &[Beauty]) -> AugPlan {
     let mut plan = AugPlan::default();
-    let at_entry = matches!(syscall, "execve" | "execveat");
-    let when = if at_entry { AUG_AT_ENTRY } else { AUG_AT_EXIT };
     let mut n = 0;
     for (i, b) in beauties.iter().enumerate() {
         if n == AUG_SLOTS {
@@ -284,7 +283,7 @@ pub fn plan_for(syscall: &str, specs: &[ArgSpec], beauties: &[Beauty]) -> AugPla
                 kind,
                 arg: i as u8,
                 len_arg: len_arg as u8,
-                when,
+                _pad1: 0,
                 max,
                 _pad: 0,
             };
@@ -371,7 +370,7 @@ mod tests {
                 kind: AUG_BUF,
                 arg: 1,
                 len_arg: 2,
-                when: AUG_AT_EXIT,
+                _pad1: 0,
                 max: 32,
                 _pad: 0
             }
@@ -402,9 +401,5 @@ mod tests {
         let b: Vec<Beauty> = specs.iter().map(|s| beauty_for("execve", s)).collect();
         let p = plan_for("execve", &specs, &b);
         assert_eq!((p.slots[0].kind, p.slots[1].kind), (AUG_STR, AUG_ARGV));
-        assert_eq!(
-            (p.slots[0].when, p.slots[1].when),
-            (AUG_AT_ENTRY, AUG_AT_ENTRY)
-        );
     }
 }
