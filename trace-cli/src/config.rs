@@ -376,6 +376,7 @@ pub fn resolve_with(
             show_zeros: perf.show_zeros.unwrap_or(false),
             show_prefix: perf.show_prefix.unwrap_or(false),
             alignment: perf.args_alignment.unwrap_or(70),
+            string_limit: args.string_limit.unwrap_or(STRING_LIMIT),
             color,
         },
         failure_only: args.failure,

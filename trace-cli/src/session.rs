@@ -147,7 +147,6 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         summary_flags: summary_flags(cfg.summary.as_ref()),
         selective: cfg.selection.is_some(),
         pid_map_entries: cfg.pid_map_entries,
-        argv_limit: cfg.string_limit,
         summary_entries: if cfg.summary.is_some() {
             cfg.summary_entries
         } else {
@@ -573,7 +572,9 @@ fn event_loop(
         fds: FdTable::new(close_traced(cfg), all_traced(cfg, fd_table::CWD_CALLS)),
         pending: std::collections::HashMap::new(),
         fmt: LineFormatter::new(cfg.line.clone()),
-        json: cfg.json.then(|| JsonFormatter::new(cfg.line.absolute_time)),
+        json: cfg
+            .json
+            .then(|| JsonFormatter::new(cfg.line.absolute_time, cfg.string_limit)),
         line: String::with_capacity(512),
         printed: 0,
         cfg,

@@ -16,8 +16,10 @@ pub const AUG_SLOTS: usize = 2;
 pub const AUG_SLOT_BYTES: usize = 4096;
 /// The most one slot keeps (a string's NUL takes the last byte of the room).
 pub const AUG_KEEP_MAX: usize = AUG_SLOT_BYTES - 1;
-/// The most argv entries the kernel side reads, whatever the plan's `max` asks.
-pub const AUG_ARGV_MAX: u16 = 128;
+/// The most argv entries read from a failed execve's own array (one read each, in a
+/// loop the verifier walks through); a successful one's argv is read whole, up to
+/// AUG_KEEP_MAX bytes.
+pub const AUG_ARGV_LOOP: u16 = 16;
 
 /// `aug_len` of a slot whose read failed (the argument is shown as a pointer).
 pub const AUG_FAILED: u16 = 0xffff;
@@ -32,8 +34,7 @@ pub const AUG_STR: u8 = 1;
 pub const AUG_BUF: u8 = 2;
 /// A struct of `max` bytes.
 pub const AUG_FIXED: u8 = 3;
-/// An argv-style array of strings, stored NUL-separated (execve): at most `max`
-/// entries.
+/// An argv-style array of strings, stored NUL-separated (execve).
 pub const AUG_ARGV: u8 = 4;
 
 #[repr(C)]

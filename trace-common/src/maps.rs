@@ -120,8 +120,6 @@ pub mod globals {
     pub const EXEC_OLD_PID_OFF: &str = "EXEC_OLD_PID_OFF";
     /// u32: 1 when `-C` chose CPUs (see `CPUS`).
     pub const CPU_FILTER: &str = "CPU_FILTER";
-    /// u16: how many argv entries execve's records keep (`--string-limit`).
-    pub const ARGV_LIMIT: &str = "ARGV_LIMIT";
     /// u32: 1 when `-e` chose syscalls (see `CLASS_SELECTED`).
     pub const SELECTIVE: &str = "SELECTIVE";
     /// u32: `trace_common::stats::SUMMARY_*` bits: records, aggregation, total, errno.

@@ -9,7 +9,6 @@
 //! A read that fails is marked, and the argument is shown as the pointer it is.
 
 use aya_ebpf::{
-    Global,
     helpers::generated::{bpf_probe_read_kernel_str, bpf_probe_read_user, bpf_probe_read_user_str},
     macros::map,
     maps::{Array, HashMap, PerCpuArray},
@@ -17,8 +16,8 @@ use aya_ebpf::{
 use trace_common::{
     SyscallRecord,
     augment::{
-        AUG_ARGV, AUG_ARGV_MAX, AUG_BUF, AUG_FAILED, AUG_FIXED, AUG_KEEP_MAX, AUG_NO_ARG, AUG_NONE,
-        AUG_PLAN_ENTRIES, AUG_SLOT_BYTES, AUG_SLOTS, AUG_STR, AugPlan, AugSlot,
+        AUG_ARGV, AUG_ARGV_LOOP, AUG_BUF, AUG_FAILED, AUG_FIXED, AUG_KEEP_MAX, AUG_NO_ARG,
+        AUG_NONE, AUG_PLAN_ENTRIES, AUG_SLOT_BYTES, AUG_SLOTS, AUG_STR, AugPlan, AugSlot,
     },
     record::SYSCALL_RECORD_SIZE,
 };
@@ -37,10 +36,6 @@ const SLOT_MASK: usize = AUG_SLOT_BYTES - 1;
 pub struct Scratch {
     buf: [u8; RECORD_MAX + AUG_SLOT_BYTES],
 }
-
-/// How many argv entries execve's record shows (`--string-limit`, as strace's `-s`).
-#[unsafe(no_mangle)]
-static ARGV_LIMIT: Global<u16> = Global::new(32);
 
 /// Where an augmented record is assembled (too big for the 512-byte BPF stack).
 #[map(name = "aug_scratch")]
@@ -109,9 +104,7 @@ pub fn assemble_exec(
     };
     // SAFETY: slot 1 lies inside the buffer (kept0 < AUG_SLOT_BYTES).
     let slot1 = unsafe { buf.add(SYSCALL_RECORD_SIZE + kept0) };
-    // The new stack: argc, then the argv array, in the new program's pointer size.
-    let ptr_size = if compat { 4 } else { 8 };
-    let (len1, cut1) = read_argv(sp + ptr_size, slot1, ptr_size, ARGV_LIMIT.load());
+    let (len1, cut1) = read_new_argv(sp, slot1, compat);
     rec.aug_arg = [0, 1];
     rec.aug_len = [len0, len1];
     rec.aug_cut = [cut0 as u8, cut1 as u8];
@@ -191,17 +184,84 @@ fn read_slot(slot: &AugSlot, args: &[u64; 6], dst: *mut u8) -> (u16, bool) {
                 (n as u16, want > n)
             }
         }
-        AUG_ARGV => read_argv(src, dst, 8, ARGV_LIMIT.load()),
+        AUG_ARGV => read_argv(src, dst),
         _ => (AUG_FAILED, false),
     }
 }
 
-/// argv: up to `limit` strings (and AUG_ARGV_MAX), NUL-separated, within
-/// AUG_KEEP_MAX bytes; `ptr_size` is 4 for a 32-bit task's array. The bytes kept, and
-/// whether entries (or the end of the last one) were left out.
+/// Reads one user word of `size` bytes (4 for a 32-bit task's pointers: little-endian,
+/// they fill the low half).
 #[inline(always)]
-fn read_argv(argv: u64, dst: *mut u8, ptr_size: u64, limit: u16) -> (u16, bool) {
-    let packed = read_argv_packed(argv, dst, ptr_size, limit);
+fn read_word(addr: u64, size: u32) -> Option<u64> {
+    let mut v: u64 = 0;
+    // SAFETY: reading at most 8 bytes into a local.
+    let rc = unsafe { bpf_probe_read_user((&mut v as *mut u64).cast(), size, addr as *const _) };
+    (rc == 0).then_some(v)
+}
+
+/// The argv of a program just exec'd, from its new stack: `argc` at `sp`, then the
+/// array of pointers. The kernel copied the strings one after another, so they are one
+/// span, from argv[0] to the end of argv[argc - 1]: two reads, and no loop for the
+/// verifier to walk. The bytes kept (NUL-separated, as many entries as fit), and
+/// whether the span went on past them.
+#[inline(always)]
+fn read_new_argv(sp: u64, dst: *mut u8, compat: bool) -> (u16, bool) {
+    let size: u32 = if compat { 4 } else { 8 };
+    let Some(argc) = read_word(sp, size) else {
+        return (AUG_FAILED, false);
+    };
+    if argc == 0 {
+        return (0, false);
+    }
+    let (Some(first), Some(last)) = (
+        read_word(sp + u64::from(size), size),
+        read_word(sp + u64::from(size) * argc, size),
+    ) else {
+        return (AUG_FAILED, false);
+    };
+    if last < first {
+        return (AUG_FAILED, false);
+    }
+    let span = last - first;
+    if span >= AUG_KEEP_MAX as u64 {
+        // Only the start fits.
+        // SAFETY: AUG_KEEP_MAX bytes fit in the slot.
+        let rc = unsafe { bpf_probe_read_user(dst.cast(), AUG_KEEP_MAX as u32, first as *const _) };
+        return if rc == 0 {
+            (AUG_KEEP_MAX as u16, true)
+        } else {
+            (AUG_FAILED, false)
+        };
+    }
+    let head = span as usize & SLOT_MASK;
+    if head > 0 {
+        // SAFETY: head < AUG_KEEP_MAX bytes fit in the slot.
+        let rc = unsafe { bpf_probe_read_user(dst.cast(), head as u32, first as *const _) };
+        if rc != 0 {
+            return (AUG_FAILED, false);
+        }
+    }
+    // The last string, with its NUL, in the room left.
+    let room = (AUG_KEEP_MAX - head) as u32;
+    // SAFETY: head < AUG_SLOT_BYTES and room keeps the write inside the slot's room and
+    // its slack.
+    let n = unsafe { bpf_probe_read_user_str(dst.add(head).cast(), room, last as *const _) };
+    if n <= 0 {
+        return (head as u16, true);
+    }
+    let kept = head as u32 + n as u32;
+    (
+        kept as u16,
+        n as u32 == room && goes_on(last + u64::from(room) - 1),
+    )
+}
+
+/// A failed execve's argv, from the caller's own array: up to AUG_ARGV_LOOP strings,
+/// NUL-separated, within AUG_KEEP_MAX bytes. The bytes kept, and whether entries (or
+/// the end of the last one) were left out.
+#[inline(always)]
+fn read_argv(argv: u64, dst: *mut u8) -> (u16, bool) {
+    let packed = read_argv_packed(argv, dst);
     (packed as u16, packed >> 16 != 0)
 }
 
@@ -210,38 +270,22 @@ fn read_argv(argv: u64, dst: *mut u8, ptr_size: u64, limit: u16) -> (u16, bool) 
 /// older verifiers (6.1) add up with every callee's, each rounded up to 32. The result
 /// is packed (`cut << 16 | len`) so that it comes back in a register.
 #[inline(never)]
-fn read_argv_packed(argv: u64, dst: *mut u8, ptr_size: u64, limit: u16) -> u32 {
-    let (len, cut) = read_argv_loop(argv, dst, ptr_size, limit);
-    u32::from(len) | (u32::from(cut) << 16)
-}
-
-#[inline(always)]
-fn read_argv_loop(argv: u64, dst: *mut u8, ptr_size: u64, limit: u16) -> (u16, bool) {
+fn read_argv_packed(argv: u64, dst: *mut u8) -> u32 {
     let mut off: u32 = 0;
-    let size = if ptr_size == 4 { 4 } else { 8 };
-    for k in 0..=u64::from(AUG_ARGV_MAX) {
-        let mut ptr: u64 = 0;
-        // SAFETY: reading one user pointer into a local (little-endian: a 4-byte
-        // pointer fills the low half).
-        let rc = unsafe {
-            bpf_probe_read_user(
-                (&mut ptr as *mut u64).cast(),
-                size,
-                (argv + u64::from(size) * k) as *const _,
-            )
+    let mut cut = true;
+    for k in 0..=u64::from(AUG_ARGV_LOOP) {
+        let Some(ptr) = read_word(argv + 8 * k, 8) else {
+            if k == 0 {
+                return u32::from(AUG_FAILED);
+            }
+            break;
         };
-        if rc != 0 {
-            return if k == 0 {
-                (AUG_FAILED, false)
-            } else {
-                (off as u16, true)
-            };
-        }
         if ptr == 0 {
-            return (off as u16, false);
+            cut = false;
+            break;
         }
-        if k >= u64::from(limit) || k >= u64::from(AUG_ARGV_MAX) || off >= AUG_KEEP_MAX as u32 {
-            return (off as u16, true);
+        if k >= u64::from(AUG_ARGV_LOOP) || off >= AUG_KEEP_MAX as u32 {
+            break;
         }
         // Masked so that the verifier bounds the offset and the size from one value (a
         // volatile read keeps LLVM from dropping the mask as redundant).
@@ -253,14 +297,14 @@ fn read_argv_loop(argv: u64, dst: *mut u8, ptr_size: u64, limit: u16) -> (u16, b
         let n =
             unsafe { bpf_probe_read_user_str(dst.add(o as usize).cast(), room, ptr as *const _) };
         if n <= 0 {
-            return (off as u16, true);
+            break;
         }
         off = o + n as u32;
         if n as u32 == room && goes_on(ptr + u64::from(room) - 1) {
-            return (off as u16, true);
+            break;
         }
     }
-    (off as u16, true)
+    off | (u32::from(cut) << 16)
 }
 
 /// Assembles `rec` and the slots that `plan` reads in the scratch buffer; returns the

@@ -65,8 +65,6 @@ pub struct Settings {
     pub selective: bool,
     /// Tasks `pids_to_trace` and `pids_filtered` hold.
     pub pid_map_entries: u32,
-    /// argv entries kept of an execve (`--string-limit`).
-    pub argv_limit: u16,
     /// Entries of the per-thread summary maps (1 without a summary).
     pub summary_entries: u32,
     /// `-C` chose CPUs (written with [`write_cpus`]).
@@ -107,7 +105,6 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .override_global(globals::WAKEUP_BYTES, &wakeup, true)
         .override_global(globals::SUMMARY_FLAGS, &s.summary_flags, true)
         .override_global(globals::SELECTIVE, &selective, true)
-        .override_global(globals::ARGV_LIMIT, &s.argv_limit, true)
         .override_global(globals::CPU_FILTER, &cpu_filter, true)
         .map_max_entries(trace_common::maps::EVENTS, s.ring_bytes)
         .map_max_entries(trace_common::maps::PIDS_TO_TRACE, s.pid_map_entries)

@@ -16,6 +16,7 @@ use crate::output::line::comm_bytes;
 
 pub struct JsonFormatter {
     absolute_time: bool,
+    style: Style,
     base_ns: Option<u64>,
     decoded: String,
 }
@@ -48,9 +49,14 @@ fn raw_as_c(raw: u64, kind: ArgKind) -> i128 {
 }
 
 impl JsonFormatter {
-    pub fn new(absolute_time: bool) -> Self {
+    /// `items`: argv entries shown (`--string-limit`).
+    pub fn new(absolute_time: bool, items: u16) -> Self {
         Self {
             absolute_time,
+            style: Style {
+                items,
+                ..Style::default()
+            },
             base_ns: None,
             decoded: String::new(),
         }
@@ -101,7 +107,7 @@ impl JsonFormatter {
                     .unwrap_or(Beauty::Raw(spec.kind));
                 self.decoded.clear();
                 let m = if b.reads_memory() { mem(i) } else { None };
-                beauty::write_arg(&mut self.decoded, b, raw, m, Style::default());
+                beauty::write_arg(&mut self.decoded, b, raw, m, self.style);
                 write_json_str(out, &self.decoded);
                 out.push('}');
             }
@@ -195,7 +201,7 @@ mod tests {
             aug_cut: [0; 2],
         };
         let mut out = String::new();
-        let mut j = JsonFormatter::new(false);
+        let mut j = JsonFormatter::new(false, 32);
         j.format(&mut out, &rec, &info, &|i| {
             (i == 1).then_some(Ok(Augmented {
                 bytes: &b"/x\"y"[..],

@@ -27,6 +27,8 @@ pub struct LineOptions {
     /// `-T`: print the kernel's monotonic time instead of time since the first event.
     pub absolute_time: bool,
     pub alignment: usize,
+    /// argv entries shown (`--string-limit`).
+    pub string_limit: u16,
     /// Colour as perf does on a terminal (never otherwise).
     pub color: bool,
 }
@@ -46,6 +48,7 @@ impl Default for LineOptions {
             show_prefix: false,
             absolute_time: false,
             alignment: 70,
+            string_limit: 32,
             color: false,
         }
     }
@@ -214,6 +217,7 @@ impl LineFormatter {
                     let style = beauty::Style {
                         prefix: self.opts.show_prefix,
                         compact: !self.opts.show_arg_names,
+                        items: self.opts.string_limit,
                     };
                     beauty::write_arg(out, beauty, raw, m, style);
                     if matches!(beauty, Beauty::Fd | Beauty::Dfd)

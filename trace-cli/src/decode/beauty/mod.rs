@@ -68,10 +68,22 @@ const AT_FDCWD: i32 = -100;
 /// was copied; a value that needs memory and has none is shown as the pointer.
 /// How values are spelled: perfconfig's `show_prefix` (`O_RDONLY`), and the compact
 /// struct form perf's BTF printer uses when argument names are off (`{1,}`).
-#[derive(Clone, Copy, Debug, Default)]
+/// `items`: how many argv entries are shown (`--string-limit`).
+#[derive(Clone, Copy, Debug)]
 pub struct Style {
     pub prefix: bool,
     pub compact: bool,
+    pub items: u16,
+}
+
+impl Default for Style {
+    fn default() -> Self {
+        Style {
+            prefix: false,
+            compact: false,
+            items: 32,
+        }
+    }
 }
 
 pub fn write_arg(
@@ -222,14 +234,19 @@ fn write_memory(out: &mut String, b: Beauty, aug: Augmented<'_>, style: Style) {
             // Each string ends with its NUL; an empty one is an argument too.
             let all = bytes.strip_suffix(&[0]).unwrap_or(bytes);
             let mut n = 0;
+            let mut more = aug.cut;
             for arg in all.split(|&c| c == 0).filter(|_| !all.is_empty()) {
+                if n == usize::from(style.items) {
+                    more = true;
+                    break;
+                }
                 if n > 0 {
                     out.push_str(", ");
                 }
                 escape::quoted(out, arg);
                 n += 1;
             }
-            if aug.cut {
+            if more {
                 out.push_str(if n > 0 { ", ..." } else { "..." });
             }
             out.push(']');
@@ -469,7 +486,7 @@ mod tests {
     fn prefixes_and_compact_structs() {
         let p = Style {
             prefix: true,
-            compact: false,
+            ..Style::default()
         };
         let mut s = String::new();
         write_arg(&mut s, Beauty::OpenFlags, (libc::O_CLOEXEC) as u64, None, p);
@@ -492,8 +509,8 @@ mod tests {
                 cut: false,
             })),
             Style {
-                prefix: false,
                 compact: true,
+                ..Style::default()
             },
         );
         assert_eq!(s, "{1,}");
@@ -520,6 +537,17 @@ mod tests {
             "[\"true\", \"a1\", ...]"
         );
         assert_eq!(show_read(Beauty::Argv, b"", true), "[...]");
+        let mut s = String::new();
+        let two = Style {
+            items: 2,
+            ..Style::default()
+        };
+        let aug = Augmented {
+            bytes: b"a\0b\0c\0",
+            cut: false,
+        };
+        write_arg(&mut s, Beauty::Argv, 1, Some(Ok(aug)), two);
+        assert_eq!(s, "[\"a\", \"b\", ...]");
         let mut ts = 1i64.to_ne_bytes().to_vec();
         ts.extend_from_slice(&0i64.to_ne_bytes());
         assert_eq!(
