@@ -582,3 +582,106 @@ fn failed_and_successful_execs_show_path_and_argv() {
         "{r}"
     );
 }
+
+const SHAPES_PROGRAM: &str = r#"
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+#include <linux/futex.h>
+int main(void) {
+    int fd = open("/etc/hostname", O_RDONLY);
+    fcntl(fd, F_GETFL);
+    fcntl(fd, F_GETFD);
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    fcntl(fd, F_DUPFD, 10);
+    void *a = mmap(0, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    int big = open("/proc/self/exe", O_RDONLY);
+    mmap(0, 4096, PROT_READ, MAP_PRIVATE, big, 4096);
+    madvise(a, 8192, MADV_DONTNEED);
+    struct termios t;
+    ioctl(fd, TCGETS, &t);
+    int f = 0;
+    /* WAKE with leftovers where WAKE takes nothing: they are not its arguments. */
+    syscall(SYS_futex, &f, FUTEX_WAKE_PRIVATE, 1, (void *)0x1234, (void *)0x5678, 9);
+    struct sigaction sa = {0};
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGRTMIN + 2, &sa, 0);
+    kill(getpid(), SIGRTMIN + 2);
+    pid_t c = fork();
+    if (c == 0) { pause(); _exit(0); }
+    kill(c, SIGKILL);
+    wait4(c, 0, 0, 0);
+    return 0;
+}
+"#;
+
+/// perf's shapes where an argument's meaning depends on another (fcntl's arg and return
+/// on cmd, mmap's fd on ANONYMOUS, futex's arguments on op), pids with their task's
+/// name, and real-time signals by strace's name.
+#[test]
+fn arguments_are_shown_as_their_call_uses_them() {
+    if !bpf_ready("arguments_are_shown_as_their_call_uses_them") {
+        return;
+    }
+    let dir = scratch_dir("shapes");
+    let bin = compile(&dir, "shapes", SHAPES_PROGRAM);
+    let r = run(rtrace().arg("--").arg(&bin), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    let find = |name: &str, has: &str| {
+        lines
+            .iter()
+            .find(|l| l.name == name && l.args.contains(has))
+            .unwrap_or_else(|| panic!("no {name} line with {has}{r}"))
+    };
+    let pid = lines[0].tid;
+    let getfl = find("fcntl", "cmd: GETFL");
+    assert!(
+        getfl.args.ends_with("cmd: GETFL"),
+        "no unused arg: {}",
+        getfl.args
+    );
+    assert_eq!(getfl.ret, "RDONLY|LARGEFILE");
+    assert_eq!(find("fcntl", "cmd: GETFD").ret, "0");
+    assert!(
+        find("fcntl", "cmd: SETFD")
+            .args
+            .ends_with("cmd: SETFD, arg: CLOEXEC")
+    );
+    let dup = find("fcntl", "cmd: DUPFD");
+    assert!(dup.args.ends_with("cmd: DUPFD, arg: 10"), "{}", dup.args);
+    // The lowest free fd from 10 (10 itself unless the environment left one open).
+    let (n, path) = dup
+        .ret
+        .split_once('<')
+        .unwrap_or_else(|| panic!("{}", dup.ret));
+    assert!(
+        n.parse::<u32>().unwrap() >= 10 && path == "/etc/hostname>",
+        "{}",
+        dup.ret
+    );
+    let anon = find("mmap", "ANONYMOUS");
+    assert!(!anon.args.contains("fd:"), "{}", anon.args);
+    assert!(find("mmap", "len: 4096").args.ends_with(", off: 0x1000"));
+    find("madvise", "behavior: MADV_DONTNEED");
+    assert!(find("ioctl", "cmd: TCGETS").args.contains(", arg: 0x"));
+    let wake = find("futex", "op: WAKE|PRIVATE_FLAG");
+    assert!(
+        wake.args.ends_with("op: WAKE|PRIVATE_FLAG, val: 1"),
+        "{}",
+        wake.args
+    );
+    find("rt_sigaction", "sig: SIGRT_4");
+    let getpid = lines.iter().find(|l| l.name == "getpid").unwrap();
+    assert_eq!(getpid.ret, pid.to_string(), "perf gives getpid no (comm)");
+    find("kill", &format!("pid: {pid} (shapes), sig: SIGRT_4"));
+    let kill = find("kill", "sig: KILL");
+    assert!(kill.args.contains(" (shapes), sig: KILL"), "{}", kill.args);
+    assert!(find("wait4", "upid: ").args.contains(" (shapes)"), "{r}");
+}

@@ -110,6 +110,18 @@ fn rtrace_counts(text: &str) -> BTreeMap<String, (u64, u64)> {
     out
 }
 
+/// A fork that a signal (an earlier child's SIGCHLD) interrupts fails with
+/// ERESTARTNOINTR and is made again by the kernel: both tracers count it, but how many
+/// there are depends on timing (strace's own slowness makes them likelier). The forks
+/// that succeeded are compared.
+fn restarts_aside(mut counts: BTreeMap<String, (u64, u64)>) -> BTreeMap<String, (u64, u64)> {
+    if let Some((calls, errors)) = counts.get_mut("clone") {
+        *calls -= *errors;
+        *errors = 0;
+    }
+    counts
+}
+
 #[test]
 fn counts_equal_strace_c_for_a_forking_program() {
     if !bpf_ready("counts_equal_strace_c_for_a_forking_program") {
@@ -135,8 +147,8 @@ fn counts_equal_strace_c_for_a_forking_program() {
         );
         assert_eq!(r.code(), Some(0), "{r}");
         assert_eq!(
-            rtrace_counts(&r.stderr),
-            want,
+            restarts_aside(rtrace_counts(&r.stderr)),
+            restarts_aside(want.clone()),
             "calls and errors as strace -c -f counts them ({mode}){r}{s}"
         );
         if mode == "thread" {

@@ -42,7 +42,6 @@ const RET_KINDS: &[(&str, RetKind)] = &[
     ("clone3", RetKind::Pid),
     ("fork", RetKind::Pid),
     ("vfork", RetKind::Pid),
-    ("getpid", RetKind::Pid),
     ("getppid", RetKind::Pid),
     ("gettid", RetKind::Pid),
     ("getpgid", RetKind::Pid),

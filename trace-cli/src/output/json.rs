@@ -7,7 +7,10 @@ use trace_common::{SyscallRecord, record::Augmented};
 
 use crate::decode::{
     RetKind, SyscallInfo,
-    beauty::{self, Beauty, Style},
+    beauty::{
+        self, Beauty, Style,
+        context::{self, Shown},
+    },
     errno::{ErrnoTable, MAX_ERRNO},
     escape,
     format::ArgKind,
@@ -100,11 +103,16 @@ impl JsonFormatter {
                 first = false;
                 write_json_str(out, &spec.name);
                 let _ = write!(out, ":{{\"raw\":{},\"decoded\":", raw_as_c(raw, spec.kind));
-                let b = info
-                    .beauties
-                    .get(i)
-                    .copied()
-                    .unwrap_or(Beauty::Raw(spec.kind));
+                // An argument the call does not use is decoded as its raw value.
+                let b = match context::shown(&info.name, &spec.name, &rec.args) {
+                    Some(Shown::As(b)) => b,
+                    Some(Shown::Hidden) => Beauty::Raw(spec.kind),
+                    None => info
+                        .beauties
+                        .get(i)
+                        .copied()
+                        .unwrap_or(Beauty::Raw(spec.kind)),
+                };
                 self.decoded.clear();
                 let m = if b.reads_memory() { mem(i) } else { None };
                 beauty::write_arg(&mut self.decoded, b, raw, m, self.style);

@@ -8,7 +8,10 @@ use trace_common::{SyscallRecord, TASK_COMM_LEN, record::Augmented};
 
 use crate::decode::{
     RetKind, SyscallInfo,
-    beauty::{self, Beauty},
+    beauty::{
+        self, Beauty,
+        context::{self, RetShown, Shown},
+    },
     errno::{ErrnoTable, MAX_ERRNO},
     escape,
     format::ArgKind,
@@ -160,7 +163,7 @@ impl LineFormatter {
         let pad = self.opts.alignment.saturating_sub(printed).max(1);
         out.extend(std::iter::repeat_n(' ', pad));
         out.push_str("= ");
-        self.ret(out, rec, info);
+        self.ret(out, rec, info, fd_path);
         out.push('\n');
     }
 
@@ -197,11 +200,16 @@ impl LineFormatter {
         match &info.args {
             Some(specs) => {
                 for (i, (spec, &raw)) in specs.iter().zip(rec.args.iter()).enumerate() {
-                    let beauty = info
+                    let mut beauty = info
                         .beauties
                         .get(i)
                         .copied()
                         .unwrap_or(Beauty::Raw(spec.kind));
+                    match context::shown(&info.name, &spec.name, &rec.args) {
+                        Some(Shown::Hidden) => continue,
+                        Some(Shown::As(b)) => beauty = b,
+                        None => {}
+                    }
                     if truncate(raw, spec.kind) == 0
                         && self.opts.show_arg_names
                         && !self.opts.show_zeros
@@ -227,6 +235,9 @@ impl LineFormatter {
                         escape::bare(out, path);
                         out.push('>');
                     }
+                    if beauty == Beauty::Pid {
+                        self.pid_comm(out, raw as u32 as i32);
+                    }
                 }
             }
             None => {
@@ -242,7 +253,24 @@ impl LineFormatter {
         }
     }
 
-    fn ret(&mut self, out: &mut String, rec: &SyscallRecord, info: &SyscallInfo) {
+    /// ` (comm)` after a pid whose task's name is known.
+    fn pid_comm(&self, out: &mut String, pid: i32) {
+        if pid > 0
+            && let Some(comm) = self.comms.get(&(pid as u32))
+        {
+            out.push_str(" (");
+            escape::bare(out, comm_bytes(comm));
+            out.push(')');
+        }
+    }
+
+    fn ret<'p>(
+        &mut self,
+        out: &mut String,
+        rec: &SyscallRecord,
+        info: &SyscallInfo,
+        fd_path: &dyn Fn(i32) -> Option<&'p [u8]>,
+    ) {
         if !rec.has_exit() {
             out.push('?');
             return;
@@ -260,6 +288,35 @@ impl LineFormatter {
             }
             return;
         }
+        if rec.has_entry()
+            && let Some(shown) = context::ret_shown(&info.name, &rec.args)
+        {
+            let style = beauty::Style {
+                prefix: self.opts.show_prefix,
+                ..beauty::Style::default()
+            };
+            match shown {
+                RetShown::OpenFlags => {
+                    beauty::write_arg(out, Beauty::OpenFlags, ret as u64, None, style)
+                }
+                RetShown::FdFlags => beauty::write_arg(
+                    out,
+                    Beauty::Flags(&beauty::tables::FD_FLAGS),
+                    ret as u64,
+                    None,
+                    style,
+                ),
+                RetShown::DupOf(fd) => {
+                    let _ = write!(out, "{ret}");
+                    if let Some(path) = fd_path(fd) {
+                        out.push('<');
+                        escape::bare(out, path);
+                        out.push('>');
+                    }
+                }
+            }
+            return;
+        }
         match info.ret {
             RetKind::Hex => {
                 let _ = write!(out, "{:#x}", ret as u64);
@@ -267,15 +324,12 @@ impl LineFormatter {
             RetKind::Timeout if ret == 0 => out.push_str("0 (Timeout)"),
             RetKind::Pid if ret > 0 => {
                 let _ = write!(out, "{ret}");
-                if let Some(comm) = self.comms.get(&(ret as u32)).or(
-                    // A new child is named after its parent until it execs.
-                    matches!(info.name.as_str(), "clone" | "clone3" | "fork" | "vfork")
-                        .then_some(&rec.comm),
-                ) {
-                    out.push_str(" (");
-                    escape::bare(out, comm_bytes(comm));
-                    out.push(')');
+                if matches!(info.name.as_str(), "clone" | "clone3" | "fork" | "vfork") {
+                    // A new child is named after its parent until it execs (its own
+                    // records, when they came first, know better).
+                    self.comms.entry(ret as u32).or_insert(rec.comm);
                 }
+                self.pid_comm(out, ret as i32);
             }
             _ => {
                 let _ = write!(out, "{ret}");

@@ -2,6 +2,7 @@
 //! (`registry.rs`) picks one per (syscall, argument) from tables and from the argument's
 //! name and type in tracefs, as perf's heuristics do; this file prints the values.
 
+pub mod context;
 pub mod registry;
 pub mod tables;
 
@@ -39,6 +40,9 @@ pub enum Beauty {
     /// futex op: a command in the low bits and flags above.
     FutexOp,
     Signal,
+    /// A pid: the number, and `(comm)` after it when the task's name is known (added
+    /// by the line, which knows the names).
+    Pid,
 }
 
 impl Beauty {
@@ -143,9 +147,10 @@ pub fn write_arg(
             Ok(())
         }
         Beauty::Signal => {
-            write_name(out, u64::from(raw as u32), &tables::SIGNALS, style.prefix);
+            write_signal(out, raw as u32, style.prefix);
             Ok(())
         }
+        Beauty::Pid => write!(out, "{}", raw as u32 as i32),
     };
 }
 
@@ -171,6 +176,22 @@ fn write_name(out: &mut String, raw: u64, table: &tables::Table, prefix: bool) {
         None => {
             let _ = write!(out, "{}", raw as i64);
         }
+    }
+}
+
+/// A signal by name; a real-time one as strace names it (`SIGRT_2` is SIGRTMIN+2, the
+/// kernel's SIGRTMIN being 32), where perf 6.1 prints hex.
+fn write_signal(out: &mut String, sig: u32, prefix: bool) {
+    const SIGRTMIN: u32 = 32;
+    const SIGRTMAX: u32 = 64;
+    let named = tables::SIGNALS
+        .entries
+        .iter()
+        .any(|(v, _)| *v == u64::from(sig));
+    if !named && (SIGRTMIN..=SIGRTMAX).contains(&sig) {
+        let _ = write!(out, "SIGRT_{}", sig - SIGRTMIN);
+    } else {
+        write_name(out, u64::from(sig), &tables::SIGNALS, prefix);
     }
 }
 
@@ -401,7 +422,7 @@ mod tests {
             show(Beauty::Flags(&tables::MMAP_FLAGS), 3),
             "SHARED_VALIDATE"
         );
-        assert_eq!(show(Beauty::Enum(&tables::MADVISE), 4), "DONTNEED");
+        assert_eq!(show(Beauty::Enum(&tables::MADVISE), 4), "MADV_DONTNEED");
         assert_eq!(show(Beauty::Flags(&tables::MREMAP_FLAGS), 1), "MAYMOVE");
     }
 
@@ -413,7 +434,7 @@ mod tests {
             "CHILD_CLEARTID|CHILD_SETTID|0x11"
         );
         assert_eq!(show(Beauty::Signal, 9), "KILL");
-        assert_eq!(show(Beauty::Signal, 64), "64");
+        assert_eq!(show(Beauty::Signal, 64), "SIGRT_32");
         assert_eq!(show(Beauty::Enum(&tables::SIGPROCMASK_HOW), 2), "SETMASK");
         assert_eq!(show(Beauty::Flags(&tables::WAIT_OPTIONS), 1), "NOHANG");
         assert_eq!(
@@ -514,6 +535,16 @@ mod tests {
             },
         );
         assert_eq!(s, "{1,}");
+    }
+
+    #[test]
+    fn real_time_signals_are_named_as_strace_names_them() {
+        assert_eq!(show(Beauty::Signal, 34), "SIGRT_2");
+        assert_eq!(show(Beauty::Signal, 64), "SIGRT_32");
+        assert_eq!(show(Beauty::Signal, 9), "KILL");
+        assert_eq!(show(Beauty::Signal, 65), "65");
+        assert_eq!(show(Beauty::Flags(&tables::FD_FLAGS), 1), "CLOEXEC");
+        assert_eq!(show(Beauty::Enum(&tables::MADVISE), 4), "MADV_DONTNEED");
     }
 
     #[test]

@@ -173,6 +173,10 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
     (&["pivot_root"], "new_root", Beauty::Str),
     (&["pivot_root"], "put_old", Beauty::Str),
     (&["mremap"], "new_addr", Beauty::Hex),
+    // perf: the file offset in hex, the ioctl argument as the pointer it mostly is.
+    (&["mmap"], "off", Beauty::Hex),
+    (&["mmap2"], "pgoff", Beauty::Hex),
+    (&["ioctl"], "arg", Beauty::Hex),
 ];
 
 const PATH_NAMES: &[&str] = &[
@@ -245,6 +249,9 @@ pub fn beauty_for(syscall: &str, arg: &ArgSpec) -> Beauty {
     }
     if ty == "umode_t" {
         return Beauty::Flags(&t::MODE);
+    }
+    if ty == "pid_t" {
+        return Beauty::Pid;
     }
     Beauty::Raw(arg.kind)
 }

@@ -19,6 +19,13 @@ macro_rules! c {
     };
 }
 
+/// The kernel's O_LARGEFILE, which it sets on every file a 64-bit task opens (fcntl
+/// GETFL shows it); 64-bit C libraries define O_LARGEFILE as 0.
+#[cfg(target_arch = "aarch64")]
+const KERNEL_O_LARGEFILE: u64 = 0o400000;
+#[cfg(not(target_arch = "aarch64"))]
+const KERNEL_O_LARGEFILE: u64 = 0o100000;
+
 /// Open flags after the access mode (RDONLY is printed when the access mode is 0).
 pub const OPEN_FLAGS: Table = Table {
     prefix: "O_",
@@ -31,7 +38,7 @@ pub const OPEN_FLAGS: Table = Table {
         (c!(libc::O_DIRECT), "DIRECT"),
         (c!(libc::O_DIRECTORY), "DIRECTORY"),
         (c!(libc::O_EXCL), "EXCL"),
-        (c!(libc::O_LARGEFILE), "LARGEFILE"),
+        (KERNEL_O_LARGEFILE, "LARGEFILE"),
         (c!(libc::O_NOFOLLOW), "NOFOLLOW"),
         (c!(libc::O_TMPFILE), "TMPFILE"),
         (c!(libc::O_NOATIME), "NOATIME"),
@@ -130,33 +137,34 @@ pub const MREMAP_FLAGS: Table = Table {
 };
 
 pub const MADVISE: Table = Table {
-    prefix: "MADV_",
+    // perf prints these with their prefix, with or without show_prefix.
+    prefix: "",
     entries: &[
-        (0, "NORMAL"),
-        (1, "RANDOM"),
-        (2, "SEQUENTIAL"),
-        (3, "WILLNEED"),
-        (4, "DONTNEED"),
-        (8, "FREE"),
-        (9, "REMOVE"),
-        (10, "DONTFORK"),
-        (11, "DOFORK"),
-        (12, "MERGEABLE"),
-        (13, "UNMERGEABLE"),
-        (14, "HUGEPAGE"),
-        (15, "NOHUGEPAGE"),
-        (16, "DONTDUMP"),
-        (17, "DODUMP"),
-        (18, "WIPEONFORK"),
-        (19, "KEEPONFORK"),
-        (20, "COLD"),
-        (21, "PAGEOUT"),
-        (22, "POPULATE_READ"),
-        (23, "POPULATE_WRITE"),
-        (24, "DONTNEED_LOCKED"),
-        (25, "COLLAPSE"),
-        (100, "HWPOISON"),
-        (101, "SOFT_OFFLINE"),
+        (0, "MADV_NORMAL"),
+        (1, "MADV_RANDOM"),
+        (2, "MADV_SEQUENTIAL"),
+        (3, "MADV_WILLNEED"),
+        (4, "MADV_DONTNEED"),
+        (8, "MADV_FREE"),
+        (9, "MADV_REMOVE"),
+        (10, "MADV_DONTFORK"),
+        (11, "MADV_DOFORK"),
+        (12, "MADV_MERGEABLE"),
+        (13, "MADV_UNMERGEABLE"),
+        (14, "MADV_HUGEPAGE"),
+        (15, "MADV_NOHUGEPAGE"),
+        (16, "MADV_DONTDUMP"),
+        (17, "MADV_DODUMP"),
+        (18, "MADV_WIPEONFORK"),
+        (19, "MADV_KEEPONFORK"),
+        (20, "MADV_COLD"),
+        (21, "MADV_PAGEOUT"),
+        (22, "MADV_POPULATE_READ"),
+        (23, "MADV_POPULATE_WRITE"),
+        (24, "MADV_DONTNEED_LOCKED"),
+        (25, "MADV_COLLAPSE"),
+        (100, "MADV_HWPOISON"),
+        (101, "MADV_SOFT_OFFLINE"),
     ],
 };
 
@@ -332,6 +340,18 @@ pub const FUTEX_OP: Table = Table {
         (13, "LOCK_PI2"),
     ],
 };
+/// futex's val3 for the BITSET commands.
+pub const FUTEX_BITSET: Table = Table {
+    prefix: "FUTEX_BITSET_",
+    entries: &[(0xffff_ffff, "MATCH_ANY")],
+};
+
+/// fcntl F_SETFD's argument and F_GETFD's return.
+pub const FD_FLAGS: Table = Table {
+    prefix: "FD_",
+    entries: &[(c!(libc::FD_CLOEXEC), "CLOEXEC")],
+};
+
 pub const FUTEX_OP_FLAGS: Table = Table {
     prefix: "FUTEX_",
     entries: &[(128, "PRIVATE_FLAG"), (256, "CLOCK_REALTIME")],

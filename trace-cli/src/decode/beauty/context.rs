@@ -1,0 +1,174 @@
+//! Arguments and returns whose meaning depends on another argument of the same call:
+//! what fcntl's `arg` and return are depends on `cmd`, whether mmap's `fd` means
+//! anything on `flags`, which futex arguments are used on `op`. perf's beautifiers do
+//! the same (its `arg->mask` of arguments to leave out). Pure: the call's name, the
+//! argument's name and the raw arguments in; what to show out.
+
+use super::{Beauty, tables as t};
+
+/// How an argument is shown once the other arguments are known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shown {
+    As(Beauty),
+    /// Not used by this call: left out, as perf does.
+    Hidden,
+}
+
+/// How a successful return is shown, where it depends on the arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RetShown {
+    /// The file status flags (fcntl GETFL): `RDONLY|LARGEFILE`.
+    OpenFlags,
+    /// The fd flags (fcntl GETFD): `CLOEXEC`, or 0.
+    FdFlags,
+    /// A new fd that refers to what this fd does (fcntl DUPFD): `N<path>`.
+    DupOf(i32),
+}
+
+/// Linux's F_SETSIG and F_GETSIG (the libc crate does not name them).
+const F_SETSIG: i32 = 10;
+const F_GETSIG: i32 = 11;
+
+/// fcntl commands whose `arg` is not used.
+const FCNTL_NO_ARG: &[i32] = &[
+    libc::F_GETFD,
+    libc::F_GETFL,
+    libc::F_GETOWN,
+    F_GETSIG,
+    libc::F_GETLEASE,
+    libc::F_GETPIPE_SZ,
+    libc::F_GET_SEALS,
+];
+
+/// fcntl commands whose `arg` points to a struct flock.
+const FCNTL_LOCKS: &[i32] = &[
+    libc::F_GETLK,
+    libc::F_SETLK,
+    libc::F_SETLKW,
+    libc::F_OFD_GETLK,
+    libc::F_OFD_SETLK,
+    libc::F_OFD_SETLKW,
+];
+
+/// (futex command, arguments it does not use).
+const FUTEX_UNUSED: &[(u64, &[&str])] = &[
+    (0, &["uaddr2", "val3"]),          // WAIT
+    (1, &["utime", "uaddr2", "val3"]), // WAKE
+    (9, &["uaddr2"]),                  // WAIT_BITSET
+    (10, &["utime", "uaddr2"]),        // WAKE_BITSET
+];
+
+/// `arg` of `syscall`, given all raw arguments (in tracefs order), when its own
+/// beautifier is not the whole story; `None` keeps that one.
+pub fn shown(syscall: &str, arg: &str, args: &[u64; 6]) -> Option<Shown> {
+    match (syscall, arg) {
+        ("fcntl" | "fcntl64", "arg") => {
+            let cmd = args[1] as i32;
+            Some(match cmd {
+                c if FCNTL_NO_ARG.contains(&c) => Shown::Hidden,
+                c if FCNTL_LOCKS.contains(&c) => Shown::As(Beauty::Hex),
+                libc::F_SETFD => Shown::As(Beauty::Flags(&t::FD_FLAGS)),
+                libc::F_SETFL => Shown::As(Beauty::OpenFlags),
+                F_SETSIG => Shown::As(Beauty::Signal),
+                libc::F_SETOWN => Shown::As(Beauty::Pid),
+                _ => return None,
+            })
+        }
+        ("mmap", "fd") if args[3] & libc::MAP_ANONYMOUS as u64 != 0 => Some(Shown::Hidden),
+        ("futex", _) => {
+            let cmd = args[1] & 0x7f;
+            let unused = FUTEX_UNUSED
+                .iter()
+                .find(|(c, _)| *c == cmd)
+                .is_some_and(|(_, names)| names.contains(&arg));
+            if unused {
+                Some(Shown::Hidden)
+            } else if arg == "val3" && matches!(cmd, 9 | 10) {
+                Some(Shown::As(Beauty::Enum(&t::FUTEX_BITSET)))
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+/// How a successful return of `syscall` is shown, when its arguments decide.
+pub fn ret_shown(syscall: &str, args: &[u64; 6]) -> Option<RetShown> {
+    if !matches!(syscall, "fcntl" | "fcntl64") {
+        return None;
+    }
+    match args[1] as i32 {
+        libc::F_GETFL => Some(RetShown::OpenFlags),
+        libc::F_GETFD => Some(RetShown::FdFlags),
+        libc::F_DUPFD | libc::F_DUPFD_CLOEXEC => Some(RetShown::DupOf(args[0] as u32 as i32)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fcntl(cmd: i32) -> [u64; 6] {
+        [3, cmd as u64, 0x7ffd_0000, 0, 0, 0]
+    }
+
+    #[test]
+    fn fcntl_arg_follows_cmd() {
+        assert_eq!(
+            shown("fcntl", "arg", &fcntl(libc::F_GETFL)),
+            Some(Shown::Hidden)
+        );
+        assert_eq!(
+            shown("fcntl", "arg", &fcntl(libc::F_SETFD)),
+            Some(Shown::As(Beauty::Flags(&t::FD_FLAGS)))
+        );
+        assert_eq!(
+            shown("fcntl", "arg", &fcntl(libc::F_SETLKW)),
+            Some(Shown::As(Beauty::Hex))
+        );
+        assert_eq!(shown("fcntl", "arg", &fcntl(libc::F_DUPFD)), None);
+        assert_eq!(shown("fcntl", "cmd", &fcntl(libc::F_GETFL)), None);
+        assert_eq!(
+            ret_shown("fcntl", &fcntl(libc::F_DUPFD_CLOEXEC)),
+            Some(RetShown::DupOf(3))
+        );
+        assert_eq!(
+            ret_shown("fcntl", &fcntl(libc::F_GETFL)),
+            Some(RetShown::OpenFlags)
+        );
+        assert_eq!(ret_shown("fcntl", &fcntl(libc::F_SETFL)), None);
+        assert_eq!(ret_shown("dup", &fcntl(0)), None);
+    }
+
+    #[test]
+    fn anonymous_mappings_have_no_fd() {
+        let anon = [
+            0,
+            8192,
+            3,
+            (libc::MAP_PRIVATE | libc::MAP_ANONYMOUS) as u64,
+            u64::MAX,
+            0,
+        ];
+        assert_eq!(shown("mmap", "fd", &anon), Some(Shown::Hidden));
+        let file = [0, 8192, 1, libc::MAP_PRIVATE as u64, 4, 4096];
+        assert_eq!(shown("mmap", "fd", &file), None);
+    }
+
+    #[test]
+    fn futex_leaves_out_what_its_op_does_not_use() {
+        let wake = [0x1000, 1 | 128, 1, 0xdead, 0xbeef, 7];
+        for unused in ["utime", "uaddr2", "val3"] {
+            assert_eq!(shown("futex", unused, &wake), Some(Shown::Hidden));
+        }
+        assert_eq!(shown("futex", "val", &wake), None);
+        let wait_bitset = [0x1000, 9 | 128, 0, 0x7000, 0, 0xffff_ffff];
+        assert_eq!(
+            shown("futex", "val3", &wait_bitset),
+            Some(Shown::As(Beauty::Enum(&t::FUTEX_BITSET)))
+        );
+        assert_eq!(shown("futex", "utime", &wait_bitset), None);
+    }
+}
