@@ -119,8 +119,14 @@ pub fn parse_line(l: &str) -> Option<Line<'_>> {
     })
 }
 
+/// The rtrace binary, apart from the tester's own settings: no perf config file (perf's
+/// own tests set `PERF_CONFIG` too), no colour forced or refused by the environment.
 pub fn rtrace() -> Command {
-    Command::new(rtrace_bin())
+    let mut c = Command::new(rtrace_bin());
+    c.env("PERF_CONFIG", "/dev/null")
+        .env_remove("CLICOLOR_FORCE")
+        .env_remove("NO_COLOR");
+    c
 }
 
 fn describe(cmd: &Command) -> String {

@@ -15,6 +15,7 @@ pub enum SummaryMode {
 #[derive(Parser, Debug, Default)]
 #[command(
     name = "rtrace",
+    infer_long_args = true,
     version,
     about = "Trace system calls like `perf trace`, with eBPF",
     override_usage = "rtrace [OPTIONS] [--] [COMMAND [ARGS]...]\n       rtrace -p PID[,PID...] | -t TID[,TID...] | -a | -u USER [OPTIONS]"
@@ -29,8 +30,10 @@ pub struct Args {
     pub tid: Vec<String>,
 
     /// Trace every task (the default when there is no command and no target).
-    #[arg(short = 'a', long = "all-cpus")]
+    #[arg(short = 'a', long = "all-cpus", overrides_with = "no_all_cpus")]
     pub all_cpus: bool,
+    #[arg(long = "no-all-cpus", overrides_with = "all_cpus", hide = true)]
+    pub no_all_cpus: bool,
 
     /// Trace the tasks of this user (name or number), system-wide.
     #[arg(short = 'u', long = "uid", value_name = "USER|UID")]
@@ -41,8 +44,10 @@ pub struct Args {
     pub cpu: Option<String>,
 
     /// Accepted for perf compatibility.
-    #[arg(short = 'f', long = "force", hide = true)]
+    #[arg(short = 'f', long = "force", overrides_with = "no_force", hide = true)]
     pub force: bool,
+    #[arg(long = "no-force", overrides_with = "force", hide = true)]
+    pub no_force: bool,
 
     /// Never report these processes (comma list).
     #[arg(long = "filter-pids", value_name = "PID[,PID...]")]
@@ -63,16 +68,20 @@ pub struct Args {
     pub expr: Vec<String>,
 
     /// One JSON object per syscall (JSON Lines) instead of perf's lines.
-    #[arg(long = "json")]
+    #[arg(long = "json", overrides_with = "no_json")]
     pub json: bool,
+    #[arg(long = "no-json", overrides_with = "json", hide = true)]
+    pub no_json: bool,
 
     /// Write the trace to FILE instead of stderr (an existing FILE becomes FILE.old).
     #[arg(short = 'o', long = "output", value_name = "FILE")]
     pub output: Option<PathBuf>,
 
     /// Print the kernel's monotonic time instead of the time since the first event.
-    #[arg(short = 'T', long = "time")]
+    #[arg(short = 'T', long = "time", overrides_with = "no_time")]
     pub time: bool,
+    #[arg(long = "no-time", overrides_with = "time", hide = true)]
+    pub no_time: bool,
 
     /// Show the command name (the default).
     #[arg(long = "comm", overrides_with = "no_comm")]
@@ -83,8 +92,10 @@ pub struct Args {
     pub no_comm: bool,
 
     /// Show only the calls that failed.
-    #[arg(long = "failure")]
+    #[arg(long = "failure", overrides_with = "no_failure")]
     pub failure: bool,
+    #[arg(long = "no-failure", overrides_with = "failure", hide = true)]
+    pub no_failure: bool,
 
     /// Show only the calls that took longer than MS milliseconds.
     #[arg(long = "duration", value_name = "MS")]
@@ -105,20 +116,30 @@ pub struct Args {
     pub mmap_pages: Option<String>,
 
     /// Show only a summary of the syscalls per thread (counted in the kernel).
-    #[arg(short = 's', long = "summary")]
+    #[arg(short = 's', long = "summary", overrides_with = "no_summary")]
     pub summary: bool,
+    #[arg(long = "no-summary", overrides_with = "summary", hide = true)]
+    pub no_summary: bool,
 
     /// Show the trace and then the summary.
-    #[arg(short = 'S', long = "with-summary")]
+    #[arg(short = 'S', long = "with-summary", overrides_with = "no_with_summary")]
     pub with_summary: bool,
+    #[arg(long = "no-with-summary", overrides_with = "with_summary", hide = true)]
+    pub no_with_summary: bool,
 
     /// Summary per thread (the default) or for all threads together.
     #[arg(long = "summary-mode", value_name = "MODE", value_enum)]
     pub summary_mode: Option<SummaryMode>,
 
     /// Count the errors of each syscall by errno in the summary (implies -s alone).
-    #[arg(long = "errno-summary")]
+    #[arg(long = "errno-summary", overrides_with = "no_errno_summary")]
     pub errno_summary: bool,
+    #[arg(
+        long = "no-errno-summary",
+        overrides_with = "errno_summary",
+        hide = true
+    )]
+    pub no_errno_summary: bool,
 
     /// Show at most N rows per summary table.
     #[arg(long = "max-summary", value_name = "N")]
@@ -133,12 +154,62 @@ pub struct Args {
     pub no_bpf_summary: bool,
 
     /// Accepted for perf compatibility: rtrace reads struct arguments it knows without BTF.
-    #[arg(long = "force-btf", hide = true)]
+    #[arg(long = "force-btf", overrides_with = "no_force_btf", hide = true)]
     pub force_btf: bool,
+    #[arg(long = "no-force-btf", overrides_with = "force_btf", hide = true)]
+    pub no_force_btf: bool,
 
     /// Accepted for perf compatibility: records already arrive in order per thread.
-    #[arg(long = "sort-events", hide = true)]
+    #[arg(long = "sort-events", overrides_with = "no_sort_events", hide = true)]
     pub sort_events: bool,
+    #[arg(long = "no-sort-events", overrides_with = "sort_events", hide = true)]
+    pub no_sort_events: bool,
+
+    /// Traces syscalls (the default; `--no-syscalls` needs tracepoint events, which
+    /// rtrace does not have yet).
+    #[arg(long = "syscalls", overrides_with = "no_syscalls", hide = true)]
+    pub syscalls: bool,
+
+    // perf trace's options that rtrace does not have yet: parsed so that the user is
+    // told so in one line (see `Args::unsupported`), not "unexpected argument".
+    #[arg(long = "no-syscalls", overrides_with = "syscalls", hide = true)]
+    pub no_syscalls: bool,
+    #[arg(long = "call-graph", hide = true)]
+    pub call_graph: Option<String>,
+    #[arg(long = "kernel-syscall-graph", hide = true)]
+    pub kernel_syscall_graph: bool,
+    #[arg(long = "max-stack", hide = true)]
+    pub max_stack: Option<String>,
+    #[arg(long = "min-stack", hide = true)]
+    pub min_stack: Option<String>,
+    #[arg(short = 'F', long = "pf", hide = true)]
+    pub pf: Option<String>,
+    #[arg(short = 'G', long = "cgroup", hide = true)]
+    pub cgroup: Option<String>,
+    #[arg(short = 'D', long = "delay", hide = true)]
+    pub delay: Option<String>,
+    #[arg(short = 'i', long = "input", hide = true)]
+    pub input: Option<String>,
+    #[arg(long = "filter", hide = true)]
+    pub filter: Option<String>,
+    #[arg(long = "map-dump", hide = true)]
+    pub map_dump: Option<String>,
+    #[arg(long = "proc-map-timeout", hide = true)]
+    pub proc_map_timeout: Option<String>,
+    #[arg(long = "print-sample", hide = true)]
+    pub print_sample: bool,
+    #[arg(long = "sched", hide = true)]
+    pub sched: bool,
+    #[arg(long = "show-on-off-events", hide = true)]
+    pub show_on_off_events: bool,
+    #[arg(long = "switch-on", hide = true)]
+    pub switch_on: Option<String>,
+    #[arg(long = "switch-off", hide = true)]
+    pub switch_off: Option<String>,
+    #[arg(long = "tool_stats", hide = true)]
+    pub tool_stats: bool,
+    #[arg(long = "libtraceevent_print", hide = true)]
+    pub libtraceevent_print: bool,
 
     /// More detail about what rtrace does.
     #[arg(short = 'v', long = "verbose", action = ArgAction::Count)]
@@ -147,4 +218,34 @@ pub struct Args {
     /// The command to run and trace.
     #[arg(trailing_var_arg = true, value_name = "COMMAND")]
     pub command: Vec<OsString>,
+}
+
+impl Args {
+    /// The first perf option given that rtrace does not have yet.
+    pub fn unsupported(&self) -> Option<&'static str> {
+        let given: [(bool, &'static str); 18] = [
+            (self.no_syscalls, "--no-syscalls"),
+            (self.call_graph.is_some(), "--call-graph"),
+            (self.kernel_syscall_graph, "--kernel-syscall-graph"),
+            (self.max_stack.is_some(), "--max-stack"),
+            (self.min_stack.is_some(), "--min-stack"),
+            (self.pf.is_some(), "-F/--pf"),
+            (self.cgroup.is_some(), "-G/--cgroup"),
+            (self.delay.is_some(), "-D/--delay"),
+            (self.input.is_some(), "-i/--input"),
+            (self.filter.is_some(), "--filter"),
+            (self.map_dump.is_some(), "--map-dump"),
+            (self.proc_map_timeout.is_some(), "--proc-map-timeout"),
+            (self.print_sample, "--print-sample"),
+            (self.sched, "--sched"),
+            (self.show_on_off_events, "--show-on-off-events"),
+            (self.switch_on.is_some(), "--switch-on"),
+            (self.switch_off.is_some(), "--switch-off"),
+            (
+                self.tool_stats || self.libtraceevent_print,
+                "--tool_stats/--libtraceevent_print",
+            ),
+        ];
+        given.iter().find(|(on, _)| *on).map(|(_, flag)| *flag)
+    }
 }

@@ -47,6 +47,8 @@ pub enum ConfigError {
         "invalid RTRACE_SUMMARY_ENTRIES '{0}': expected a number of (thread, syscall) pairs from 1 to {MAX_SUMMARY_ENTRIES}"
     )]
     BadSummaryEntries(String),
+    #[error("{0} is not supported yet")]
+    Unsupported(&'static str),
 }
 
 /// No more tasks than this can live at once (the kernel's PID_MAX_LIMIT); bigger pid
@@ -63,6 +65,24 @@ pub fn pid_map_entries(var: Option<&str>) -> Result<u32, ConfigError> {
         .ok()
         .filter(|n| (1..=MAX_PID_MAP_ENTRIES).contains(n))
         .ok_or_else(|| ConfigError::BadPidMapEntries(v.into()))
+}
+
+/// Whether to colour: `NO_COLOR` (set and not empty) says never; else `CLICOLOR_FORCE`
+/// (set and not `0`) says always; else perf's `color.ui` (always / never); else only
+/// on a terminal.
+pub fn use_color(
+    no_color: Option<&std::ffi::OsStr>,
+    force: Option<&std::ffi::OsStr>,
+    ui: Option<bool>,
+    terminal: bool,
+) -> bool {
+    if no_color.is_some_and(|v| !v.is_empty()) {
+        return false;
+    }
+    if force.is_some_and(|v| !v.is_empty() && v != "0") {
+        return true;
+    }
+    ui.unwrap_or(terminal)
 }
 
 /// strace's default `-s`: buffer bytes and argv entries shown.
@@ -245,6 +265,9 @@ pub fn resolve_with(
     exists: impl Fn(u32) -> bool,
     perf: &crate::perfconfig::TraceSettings,
 ) -> Result<Config, ConfigError> {
+    if let Some(flag) = args.unsupported() {
+        return Err(ConfigError::Unsupported(flag));
+    }
     let pids = parse_pids(&args.pid, "pid", "-p/--pid")?;
     let tids = parse_pids(&args.tid, "tid", "-t/--tid")?;
     let mut filter_pids = parse_pids(&args.filter_pids, "pid", "--filter-pids")?;
@@ -338,8 +361,14 @@ pub fn resolve_with(
         max_rows: args.max_summary,
     });
     // perf colours only a terminal: the default stderr, when it is one.
-    let color =
-        args.output.is_none() && !args.json && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let terminal = args.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let color = !args.json
+        && use_color(
+            std::env::var_os("NO_COLOR").as_deref(),
+            std::env::var_os("CLICOLOR_FORCE").as_deref(),
+            perf.color,
+            terminal,
+        );
     let selection = if args.expr.is_empty() {
         None
     } else {
@@ -434,6 +463,26 @@ mod tests {
             ConfigError::BadPidMapEntries("abc".into()).to_string(),
             "invalid RTRACE_PID_MAP_ENTRIES 'abc': expected a number of tasks from 1 to 4194304"
         );
+    }
+
+    #[test]
+    fn colour_as_the_environment_and_perf_say() {
+        use std::ffi::OsStr;
+        let s = |v: &'static str| Some(OsStr::new(v));
+        assert!(use_color(None, None, None, true));
+        assert!(!use_color(None, None, None, false));
+        assert!(
+            !use_color(s("1"), s("1"), Some(true), true),
+            "NO_COLOR wins"
+        );
+        assert!(
+            use_color(s(""), None, None, true),
+            "an empty NO_COLOR is unset"
+        );
+        assert!(use_color(None, s("1"), Some(false), false));
+        assert!(!use_color(None, s("0"), None, false));
+        assert!(use_color(None, None, Some(true), false));
+        assert!(!use_color(None, None, Some(false), true));
     }
 
     #[test]

@@ -31,18 +31,22 @@ fn main() {
             std::process::exit(0);
         }
         Err(e) => {
+            // One line: clap's first, with its tip when it has one.
             let msg = e.to_string();
             let first = msg
                 .lines()
                 .next()
                 .unwrap_or("")
                 .trim_start_matches("error: ");
-            say!("rtrace: {first} — see rtrace --help");
+            match msg.lines().find_map(|l| l.trim().strip_prefix("tip: ")) {
+                Some(tip) => say!("rtrace: {first} ({tip}) — see rtrace --help"),
+                None => say!("rtrace: {first} — see rtrace --help"),
+            }
             std::process::exit(2);
         }
     };
-    let (perf, config_warning) = perfconfig::from_env();
-    if let Some(w) = config_warning {
+    let (perf, config_warnings) = perfconfig::from_env();
+    for w in config_warnings {
         say!("rtrace: {w}");
     }
     let cfg = match config::resolve_with(args, pids::targets::task_exists, &perf) {

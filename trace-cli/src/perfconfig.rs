@@ -1,7 +1,9 @@
-//! perf's `[trace]` settings from the perfconfig file named by `PERF_CONFIG` (perf's own
-//! tests set it): show_timestamp, show_duration, show_arg_names, show_zeros,
-//! show_prefix, args_alignment, no_inherit. Parsing is pure; unknown keys are ignored,
-//! as perf ignores what it does not know.
+//! perf's settings from its config files, where perf looks: the file named by
+//! `PERF_CONFIG` alone when it is set (perf's own tests set it), else `/etc/perfconfig`
+//! and then `~/.perfconfig`, the later winning. Read: the `[trace]` keys show_timestamp,
+//! show_duration, show_arg_names, show_zeros, show_prefix, args_alignment,
+//! no_inherit, and `[color] ui`. Parsing is pure; unknown keys are ignored, as perf
+//! ignores what it does not know.
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TraceSettings {
@@ -12,6 +14,24 @@ pub struct TraceSettings {
     pub show_prefix: Option<bool>,
     pub args_alignment: Option<usize>,
     pub no_inherit: Option<bool>,
+    /// `color.ui`: always (true), never (false), or auto (None).
+    pub color: Option<bool>,
+}
+
+impl TraceSettings {
+    /// These settings, with what `later` sets taking their place.
+    fn then(self, later: TraceSettings) -> TraceSettings {
+        TraceSettings {
+            show_timestamp: later.show_timestamp.or(self.show_timestamp),
+            show_duration: later.show_duration.or(self.show_duration),
+            show_arg_names: later.show_arg_names.or(self.show_arg_names),
+            show_zeros: later.show_zeros.or(self.show_zeros),
+            show_prefix: later.show_prefix.or(self.show_prefix),
+            args_alignment: later.args_alignment.or(self.args_alignment),
+            no_inherit: later.no_inherit.or(self.no_inherit),
+            color: later.color.or(self.color),
+        }
+    }
 }
 
 fn boolean(v: &str) -> Option<bool> {
@@ -27,14 +47,14 @@ fn boolean(v: &str) -> Option<bool> {
 /// file there).
 pub fn parse(text: &str) -> Result<TraceSettings, usize> {
     let mut s = TraceSettings::default();
-    let mut in_trace = false;
+    let mut section = String::new();
     for (n, line) in text.lines().enumerate() {
         let line = line.split(['#', ';']).next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
         }
-        if let Some(section) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-            in_trace = section.trim() == "trace";
+        if let Some(name) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            section = name.trim().to_ascii_lowercase();
             continue;
         }
         // `key = value`, or a bare `key` meaning true (as git config has it).
@@ -44,18 +64,26 @@ pub fn parse(text: &str) -> Result<TraceSettings, usize> {
         let Some((key, value)) = line.split_once('=').or(bare_key.then_some((line, "true"))) else {
             return Err(n + 1);
         };
-        if !in_trace {
-            continue;
-        }
         let (key, value) = (key.trim(), value.trim());
-        match key {
-            "show_timestamp" => s.show_timestamp = boolean(value),
-            "show_duration" => s.show_duration = boolean(value),
-            "show_arg_names" => s.show_arg_names = boolean(value),
-            "show_zeros" => s.show_zeros = boolean(value),
-            "show_prefix" => s.show_prefix = boolean(value),
-            "args_alignment" => s.args_alignment = value.parse().ok(),
-            "no_inherit" => s.no_inherit = boolean(value),
+        match (section.as_str(), key) {
+            ("color", "ui") => {
+                s.color = match value.to_ascii_lowercase().as_str() {
+                    "always" => Some(true),
+                    "never" => Some(false),
+                    "auto" => None,
+                    v => boolean(v).filter(|&on| !on),
+                }
+            }
+            ("trace", key) => match key {
+                "show_timestamp" => s.show_timestamp = boolean(value),
+                "show_duration" => s.show_duration = boolean(value),
+                "show_arg_names" => s.show_arg_names = boolean(value),
+                "show_zeros" => s.show_zeros = boolean(value),
+                "show_prefix" => s.show_prefix = boolean(value),
+                "args_alignment" => s.args_alignment = value.parse().ok(),
+                "no_inherit" => s.no_inherit = boolean(value),
+                _ => {}
+            },
             _ => {}
         }
     }
@@ -84,15 +112,30 @@ pub fn from_file(path: &std::path::Path) -> Result<TraceSettings, String> {
     Ok(settings)
 }
 
-/// The settings from `$PERF_CONFIG` when it is set, and a warning when it cannot be used.
-pub fn from_env() -> (TraceSettings, Option<String>) {
-    match std::env::var_os("PERF_CONFIG") {
-        None => (TraceSettings::default(), None),
-        Some(p) => match from_file(std::path::Path::new(&p)) {
-            Ok(s) => (s, None),
-            Err(w) => (TraceSettings::default(), Some(w)),
-        },
+/// The settings perf would use, and a warning per file it cannot use: `$PERF_CONFIG`
+/// alone when it is set, else `/etc/perfconfig` then `~/.perfconfig`; a file that is
+/// not there is no warning.
+pub fn from_env() -> (TraceSettings, Vec<String>) {
+    let files: Vec<std::path::PathBuf> = match std::env::var_os("PERF_CONFIG") {
+        Some(p) => vec![p.into()],
+        None => {
+            let mut v = vec![std::path::PathBuf::from("/etc/perfconfig")];
+            v.extend(
+                std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".perfconfig")),
+            );
+            v.retain(|p| p.exists());
+            v
+        }
+    };
+    let mut settings = TraceSettings::default();
+    let mut warnings = Vec::new();
+    for f in files {
+        match from_file(&f) {
+            Ok(s) => settings = settings.then(s),
+            Err(w) => warnings.push(w),
+        }
     }
+    (settings, warnings)
 }
 
 #[cfg(test)]
@@ -113,6 +156,22 @@ mod tests {
         assert_eq!(s.show_zeros, None);
         assert_eq!(s.no_inherit, None);
         assert_eq!(parse(""), Ok(TraceSettings::default()));
+    }
+
+    #[test]
+    fn color_ui_and_later_files_win() {
+        let always = parse("[color]\n\tui = always\n").unwrap();
+        assert_eq!(always.color, Some(true));
+        assert_eq!(parse("[color]\nui = never\n").unwrap().color, Some(false));
+        assert_eq!(parse("[color]\nui = auto\n").unwrap().color, None);
+        assert_eq!(parse("[trace]\nui = never\n").unwrap().color, None);
+        let system = parse("[trace]\nshow_zeros = true\nargs_alignment = 40\n").unwrap();
+        let user = parse("[trace]\nargs_alignment = 50\n").unwrap();
+        let both = system.then(user);
+        assert_eq!(
+            (both.show_zeros, both.args_alignment),
+            (Some(true), Some(50))
+        );
     }
 
     #[test]

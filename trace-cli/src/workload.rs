@@ -31,9 +31,13 @@ pub enum WorkloadError {
 }
 
 impl WorkloadError {
-    /// The exit status a shell would give: 127 for a command that cannot be run.
+    /// The exit status a shell would give: 127 for a command that is not there, 126
+    /// for one that is there but cannot be run (not executable, a directory…).
     pub fn exit_code(&self) -> i32 {
-        127
+        match self {
+            WorkloadError::Exec { source, .. } if source.kind() != io::ErrorKind::NotFound => 126,
+            _ => 127,
+        }
     }
 }
 

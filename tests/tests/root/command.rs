@@ -427,3 +427,98 @@ fn max_events_stops_after_exactly_n_lines() {
     assert_eq!(r.code(), Some(0), "{r}");
     assert_eq!(r.trace_lines().len(), 5, "{r}");
 }
+
+/// A perf user's habits: unique prefixes of long options, `--no-X` for booleans, one
+/// line for perf options rtrace does not have yet, clap's tip kept, and a shell's exit
+/// codes for a command that is missing (127) or cannot be run (126).
+#[test]
+fn perf_users_habits() {
+    if !bpf_ready("perf_users_habits") {
+        return;
+    }
+    let r = run(rtrace().args(["--dur", "100000", "--", "true"]), LIMIT);
+    assert_eq!(r.code(), Some(0), "--dur is --duration{r}");
+    assert!(r.trace_lines().is_empty(), "nothing took 100 s{r}");
+    let r = run(rtrace().args(["-s", "--no-summary", "--", "true"]), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    assert!(
+        !r.stderr.contains("Summary of events"),
+        "the last one wins{r}"
+    );
+    assert!(r.stderr.contains(" exit_group()"), "{r}");
+    let r = run(
+        rtrace().args(["--failure", "--no-failure", "--", "true"]),
+        LIMIT,
+    );
+    assert!(r.stderr.contains(" exit_group()"), "{r}");
+    for (args, line) in [
+        (
+            &["--call-graph", "dwarf", "--", "true"][..],
+            "rtrace: --call-graph is not supported yet",
+        ),
+        (
+            &["-F", "all", "--", "true"],
+            "rtrace: -F/--pf is not supported yet",
+        ),
+        (
+            &["--no-syscalls", "--", "true"],
+            "rtrace: --no-syscalls is not supported yet",
+        ),
+        (
+            &["--summery", "--", "true"],
+            "rtrace: unexpected argument '--summery' found (a similar argument exists: '--summary') — see rtrace --help",
+        ),
+    ] {
+        let r = run(rtrace().args(args), LIMIT);
+        assert_eq!(r.code(), Some(2), "{r}");
+        assert_eq!(r.stderr.trim_end(), line, "{r}");
+    }
+    for (cmd, code) in [("/etc/passwd", 126), ("/", 126), ("/no/such/rtrace", 127)] {
+        let r = run(rtrace().args(["--", cmd]), LIMIT);
+        assert_eq!(r.code(), Some(code), "{r}");
+        assert_eq!(r.stderr.lines().count(), 1, "{r}");
+    }
+}
+
+const SLEEP: &[&str] = &["-e", "clock_nanosleep", "--", "sleep", "0.01"];
+
+/// perf's config files where perf looks when PERF_CONFIG is unset (~/.perfconfig here),
+/// and colour as NO_COLOR, CLICOLOR_FORCE and perf's color.ui say.
+#[test]
+fn perf_config_files_and_colour() {
+    if !bpf_ready("perf_config_files_and_colour") {
+        return;
+    }
+    let home = rtrace_tests::scratch_dir("home");
+    std::fs::write(
+        home.join(".perfconfig"),
+        "[trace]\n\tshow_timestamp = false\n[color]\n\tui = always\n",
+    )
+    .unwrap();
+    let r = run(
+        rtrace()
+            .env_remove("PERF_CONFIG")
+            .env("HOME", &home)
+            .args(SLEEP),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    assert!(r.stderr.starts_with("("), "no timestamp{r}");
+    // 10 ms: a red duration when colour is on.
+    assert!(r.stderr.contains('\x1b'), "color.ui = always{r}");
+    let r = run(
+        rtrace()
+            .env_remove("PERF_CONFIG")
+            .env("HOME", &home)
+            .env("NO_COLOR", "1")
+            .args(SLEEP),
+        LIMIT,
+    );
+    assert!(!r.stderr.contains('\x1b'), "NO_COLOR{r}");
+    let r = run(rtrace().env("CLICOLOR_FORCE", "1").args(SLEEP), LIMIT);
+    assert!(
+        r.stderr.contains('\x1b'),
+        "CLICOLOR_FORCE colours a pipe{r}"
+    );
+    std::fs::remove_dir_all(&home).unwrap();
+}
