@@ -12,49 +12,86 @@ pub enum SummaryMode {
     Total,
 }
 
+const AFTER_HELP: &str = "\
+Environment:
+  PERF_CONFIG             perf's config file; unset: /etc/perfconfig, then ~/.perfconfig
+  RTRACE_PID_MAP_ENTRIES  tasks traced at once (default 8192)
+  RTRACE_SUMMARY_ENTRIES  (thread, syscall) pairs a summary holds (default 65536)
+  NO_COLOR, CLICOLOR_FORCE  never, or always, colour the trace
+
+Exit status:
+  the traced command's (128+N when signal N killed it; 126 when it cannot be run,
+  127 when it is not there); 0 for -p/-t/-a; 2 for bad usage; 141 when the reader of
+  the trace went away; 1 for any other failure, said in one line `rtrace: ...`";
+
 #[derive(Parser, Debug, Default)]
 #[command(
     name = "rtrace",
     infer_long_args = true,
+    disable_version_flag = true,
+    after_help = AFTER_HELP,
     version,
     about = "Trace system calls like `perf trace`, with eBPF",
     override_usage = "rtrace [OPTIONS] [--] [COMMAND [ARGS]...]\n       rtrace -p PID[,PID...] | -t TID[,TID...] | -a | -u USER [OPTIONS]"
 )]
 pub struct Args {
     /// Trace these processes (comma list) and, unless --no-inherit, what they fork.
-    #[arg(short = 'p', long = "pid", value_name = "PID[,PID...]")]
+    #[arg(
+        short = 'p',
+        long = "pid",
+        help_heading = "Targets",
+        value_name = "PID[,PID...]"
+    )]
     pub pid: Vec<String>,
 
     /// Trace these threads only (comma list).
-    #[arg(short = 't', long = "tid", value_name = "TID[,TID...]")]
+    #[arg(
+        short = 't',
+        long = "tid",
+        help_heading = "Targets",
+        value_name = "TID[,TID...]"
+    )]
     pub tid: Vec<String>,
 
     /// Trace every task (the default when there is no command and no target).
-    #[arg(short = 'a', long = "all-cpus", overrides_with = "no_all_cpus")]
+    #[arg(
+        short = 'a',
+        long = "all-cpus",
+        help_heading = "Targets",
+        overrides_with = "no_all_cpus"
+    )]
     pub all_cpus: bool,
     #[arg(long = "no-all-cpus", overrides_with = "all_cpus", hide = true)]
     pub no_all_cpus: bool,
 
     /// Trace the tasks of this user (name or number), system-wide.
-    #[arg(short = 'u', long = "uid", value_name = "USER|UID")]
+    #[arg(
+        short = 'u',
+        long = "uid",
+        help_heading = "Targets",
+        value_name = "USER|UID"
+    )]
     pub uid: Option<String>,
 
     /// Only the syscalls made on these CPUs (a list like 0,2-3).
-    #[arg(short = 'C', long = "cpu", value_name = "CPUS")]
+    #[arg(
+        short = 'C',
+        long = "cpu",
+        help_heading = "Targets",
+        value_name = "CPUS"
+    )]
     pub cpu: Option<String>,
 
-    /// Accepted for perf compatibility.
-    #[arg(short = 'f', long = "force", overrides_with = "no_force", hide = true)]
-    pub force: bool,
-    #[arg(long = "no-force", overrides_with = "force", hide = true)]
-    pub no_force: bool,
-
     /// Never report these processes (comma list).
-    #[arg(long = "filter-pids", value_name = "PID[,PID...]")]
+    #[arg(
+        long = "filter-pids",
+        help_heading = "Targets",
+        value_name = "PID[,PID...]"
+    )]
     pub filter_pids: Vec<String>,
 
     /// Do not follow forked tasks.
-    #[arg(long = "no-inherit")]
+    #[arg(long = "no-inherit", help_heading = "Targets")]
     pub no_inherit: bool,
 
     /// Trace only these syscalls: a comma list of names and globs (`open*`), the groups
@@ -63,76 +100,115 @@ pub struct Args {
         short = 'e',
         long = "expr",
         visible_alias = "event",
+        help_heading = "Events",
         value_name = "SYSCALLS"
     )]
     pub expr: Vec<String>,
 
     /// One JSON object per syscall (JSON Lines) instead of perf's lines.
-    #[arg(long = "json", overrides_with = "no_json")]
+    #[arg(long = "json", help_heading = "Output", overrides_with = "no_json")]
     pub json: bool,
     #[arg(long = "no-json", overrides_with = "json", hide = true)]
     pub no_json: bool,
 
     /// Write the trace to FILE instead of stderr (an existing FILE becomes FILE.old).
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    #[arg(
+        short = 'o',
+        long = "output",
+        help_heading = "Output",
+        value_name = "FILE"
+    )]
     pub output: Option<PathBuf>,
 
     /// Print the kernel's monotonic time instead of the time since the first event.
-    #[arg(short = 'T', long = "time", overrides_with = "no_time")]
+    #[arg(
+        short = 'T',
+        long = "time",
+        help_heading = "Output",
+        overrides_with = "no_time"
+    )]
     pub time: bool,
     #[arg(long = "no-time", overrides_with = "time", hide = true)]
     pub no_time: bool,
 
     /// Show the command name (the default).
-    #[arg(long = "comm", overrides_with = "no_comm")]
+    #[arg(long = "comm", help_heading = "Output", overrides_with = "no_comm")]
     pub comm: bool,
 
     /// Show the thread id only.
-    #[arg(long = "no-comm", overrides_with = "comm")]
+    #[arg(long = "no-comm", help_heading = "Output", overrides_with = "comm")]
     pub no_comm: bool,
 
     /// Show only the calls that failed.
-    #[arg(long = "failure", overrides_with = "no_failure")]
+    #[arg(
+        long = "failure",
+        help_heading = "Events",
+        overrides_with = "no_failure"
+    )]
     pub failure: bool,
     #[arg(long = "no-failure", overrides_with = "failure", hide = true)]
     pub no_failure: bool,
 
     /// Show only the calls that took longer than MS milliseconds.
-    #[arg(long = "duration", value_name = "MS")]
+    #[arg(long = "duration", help_heading = "Events", value_name = "MS")]
     pub duration: Option<f64>,
 
     /// Stop after printing N events.
-    #[arg(long = "max-events", value_name = "N")]
+    #[arg(long = "max-events", help_heading = "Events", value_name = "N")]
     pub max_events: Option<u64>,
 
     /// Bytes shown of each buffer (write, sendto…) and argv entries shown of an execve,
     /// as strace's -s: what is left out is marked `...` (default 32; paths are always
     /// shown whole).
-    #[arg(long = "string-limit", value_name = "N", value_parser = clap::value_parser!(u16).range(0..=4095))]
+    #[arg(long = "string-limit", help_heading = "Output", value_name = "N", value_parser = clap::value_parser!(u16).range(0..=4095))]
     pub string_limit: Option<u16>,
 
     /// Ring buffer size: pages, or a size with a K/M/G suffix (a power of two).
-    #[arg(short = 'm', long = "mmap-pages", value_name = "PAGES")]
+    #[arg(
+        short = 'm',
+        long = "mmap-pages",
+        help_heading = "Output",
+        value_name = "PAGES"
+    )]
     pub mmap_pages: Option<String>,
 
     /// Show only a summary of the syscalls per thread (counted in the kernel).
-    #[arg(short = 's', long = "summary", overrides_with = "no_summary")]
+    #[arg(
+        short = 's',
+        long = "summary",
+        help_heading = "Summary",
+        overrides_with = "no_summary"
+    )]
     pub summary: bool,
     #[arg(long = "no-summary", overrides_with = "summary", hide = true)]
     pub no_summary: bool,
 
     /// Show the trace and then the summary.
-    #[arg(short = 'S', long = "with-summary", overrides_with = "no_with_summary")]
+    #[arg(
+        short = 'S',
+        long = "with-summary",
+        help_heading = "Summary",
+        overrides_with = "no_with_summary"
+    )]
     pub with_summary: bool,
     #[arg(long = "no-with-summary", overrides_with = "with_summary", hide = true)]
     pub no_with_summary: bool,
 
     /// Summary per thread (the default) or for all threads together.
-    #[arg(long = "summary-mode", value_name = "MODE", value_enum)]
+    #[arg(
+        long = "summary-mode",
+        help_heading = "Summary",
+        value_name = "MODE",
+        value_enum
+    )]
     pub summary_mode: Option<SummaryMode>,
 
     /// Count the errors of each syscall by errno in the summary (implies -s alone).
-    #[arg(long = "errno-summary", overrides_with = "no_errno_summary")]
+    #[arg(
+        long = "errno-summary",
+        help_heading = "Summary",
+        overrides_with = "no_errno_summary"
+    )]
     pub errno_summary: bool,
     #[arg(
         long = "no-errno-summary",
@@ -142,32 +218,62 @@ pub struct Args {
     pub no_errno_summary: bool,
 
     /// Show at most N rows per summary table.
-    #[arg(long = "max-summary", value_name = "N")]
+    #[arg(long = "max-summary", help_heading = "Summary", value_name = "N")]
     pub max_summary: Option<usize>,
 
-    /// Accepted for perf compatibility: rtrace always counts summaries in BPF.
-    #[arg(long = "bpf-summary", overrides_with = "no_bpf_summary")]
+    /// perf: do not complain.
+    #[arg(
+        short = 'f',
+        long = "force",
+        help_heading = "Accepted for perf compatibility (no effect)",
+        overrides_with = "no_force"
+    )]
+    pub force: bool,
+    #[arg(long = "no-force", overrides_with = "force", hide = true)]
+    pub no_force: bool,
+
+    /// perf: count in BPF (rtrace always does).
+    #[arg(
+        long = "bpf-summary",
+        help_heading = "Accepted for perf compatibility (no effect)",
+        overrides_with = "no_bpf_summary"
+    )]
     pub bpf_summary: bool,
 
-    /// Accepted for perf compatibility: the numbers are the same either way.
-    #[arg(long = "no-bpf-summary", overrides_with = "bpf_summary")]
+    /// perf: count in user space (the numbers are the same).
+    #[arg(
+        long = "no-bpf-summary",
+        help_heading = "Accepted for perf compatibility (no effect)",
+        overrides_with = "bpf_summary"
+    )]
     pub no_bpf_summary: bool,
 
-    /// Accepted for perf compatibility: rtrace reads struct arguments it knows without BTF.
-    #[arg(long = "force-btf", overrides_with = "no_force_btf", hide = true)]
+    /// perf: use BTF for struct arguments (rtrace reads those it knows without).
+    #[arg(
+        long = "force-btf",
+        help_heading = "Accepted for perf compatibility (no effect)",
+        overrides_with = "no_force_btf"
+    )]
     pub force_btf: bool,
     #[arg(long = "no-force-btf", overrides_with = "force_btf", hide = true)]
     pub no_force_btf: bool,
 
-    /// Accepted for perf compatibility: records already arrive in order per thread.
-    #[arg(long = "sort-events", overrides_with = "no_sort_events", hide = true)]
+    /// perf: sort events (they already arrive in order per thread).
+    #[arg(
+        long = "sort-events",
+        help_heading = "Accepted for perf compatibility (no effect)",
+        overrides_with = "no_sort_events"
+    )]
     pub sort_events: bool,
     #[arg(long = "no-sort-events", overrides_with = "sort_events", hide = true)]
     pub no_sort_events: bool,
 
-    /// Traces syscalls (the default; `--no-syscalls` needs tracepoint events, which
-    /// rtrace does not have yet).
-    #[arg(long = "syscalls", overrides_with = "no_syscalls", hide = true)]
+    /// perf: trace syscalls (the default; `--no-syscalls` is not supported yet).
+    #[arg(
+        long = "syscalls",
+        help_heading = "Accepted for perf compatibility (no effect)",
+        overrides_with = "no_syscalls"
+    )]
     pub syscalls: bool,
 
     // perf trace's options that rtrace does not have yet: parsed so that the user is
@@ -211,8 +317,12 @@ pub struct Args {
     #[arg(long = "libtraceevent_print", hide = true)]
     pub libtraceevent_print: bool,
 
+    /// Print the version, the aya it is built on and what this kernel offers.
+    #[arg(short = 'V', long = "version")]
+    pub version: bool,
+
     /// More detail about what rtrace does.
-    #[arg(short = 'v', long = "verbose", action = ArgAction::Count)]
+    #[arg(short = 'v', long = "verbose", help_heading = "Output", action = ArgAction::Count)]
     pub verbose: u8,
 
     /// The command to run and trace.
@@ -247,5 +357,39 @@ impl Args {
             ),
         ];
         given.iter().find(|(on, _)| *on).map(|(_, flag)| *flag)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    use super::*;
+
+    #[test]
+    fn help_is_grouped_as_perfs_and_says_environment_and_exit_status() {
+        let help = Args::command().render_help().to_string();
+        let at = |s: &str| help.find(s).unwrap_or_else(|| panic!("{s} in:\n{help}"));
+        assert!(at("Targets:") < at("Events:"));
+        assert!(at("Events:") < at("Output:"));
+        assert!(at("Output:") < at("Summary:"));
+        assert!(at("Summary:") < at("Accepted for perf compatibility"));
+        at("RTRACE_PID_MAP_ENTRIES");
+        at("RTRACE_SUMMARY_ENTRIES");
+        at("PERF_CONFIG");
+        at("Exit status:");
+        // Hidden: the --no- forms and perf's options that are not here yet.
+        assert!(
+            !help.contains("--no-summary") && !help.contains("--call-graph"),
+            "{help}"
+        );
+    }
+
+    #[test]
+    fn unsupported_perf_options_are_named() {
+        let a = Args::try_parse_from(["rtrace", "--max-stack", "3", "--", "true"]).unwrap();
+        assert_eq!(a.unsupported(), Some("--max-stack"));
+        let a = Args::try_parse_from(["rtrace", "--syscalls", "--", "true"]).unwrap();
+        assert_eq!(a.unsupported(), None);
     }
 }

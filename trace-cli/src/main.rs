@@ -45,6 +45,15 @@ fn main() {
             std::process::exit(2);
         }
     };
+    if args.version {
+        println!(
+            "rtrace {} (aya {})\n{}",
+            env!("CARGO_PKG_VERSION"),
+            env!("RTRACE_AYA_VERSION"),
+            kernel::features::report()
+        );
+        return;
+    }
     let (perf, config_warnings) = perfconfig::from_env();
     for w in config_warnings {
         say!("rtrace: {w}");

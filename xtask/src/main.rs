@@ -1,6 +1,7 @@
 //! rtrace's task runner: `cargo xtask <setup|trace|test>`.
 
 mod bench;
+mod docs;
 mod run;
 mod setup;
 mod test;
@@ -34,6 +35,8 @@ enum Task {
         #[arg(long, default_value_t = 200_000)]
         calls: u64,
     },
+    /// Write shell completions (bash, zsh, fish) and the man page under target/doc-gen/.
+    Docs,
     /// Set up, then run formatting and lint checks, unit tests and the root integration tests;
     /// with `--kernel 6.1|6.12|all`, only the root integration tests, inside VMs running
     /// Debian's kernels of those series.
@@ -71,6 +74,7 @@ fn real_main() -> Result<()> {
     unsafe { std::env::set_var("PATH", joined) };
     match cli.task {
         Task::Setup => setup::setup(),
+        Task::Docs => docs::generate(std::path::Path::new("target/doc-gen")),
         Task::Trace { args } => {
             setup::setup()?;
             run::run_step(

@@ -64,6 +64,34 @@ const REQUIRED: [Required; 4] = [
     },
 ];
 
+/// What `rtrace --version` says of this kernel: its release, then each feature rtrace
+/// uses and whether it is there (`unknown` when the kernel would not be asked: probing
+/// loads tiny programs, which needs root or CAP_BPF).
+pub fn report() -> String {
+    let release = nix::sys::utsname::uname()
+        .map(|u| u.release().to_string_lossy().into_owned())
+        .unwrap_or_else(|_| "unknown".into());
+    let mut out = format!("kernel {release}:");
+    for r in &REQUIRED {
+        let found = if (r.probe)() {
+            "yes"
+        } else if nix::unistd::geteuid().is_root() {
+            "no"
+        } else {
+            "unknown (needs root)"
+        };
+        let what = r.what.split(" (").next().unwrap_or(r.what);
+        out.push_str(&format!("\n  {what}: {found}"));
+    }
+    let btf = if std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        "yes"
+    } else {
+        "no"
+    };
+    out.push_str(&format!("\n  BTF (/sys/kernel/btf/vmlinux): {btf}"));
+    out
+}
+
 /// Fails with the first missing feature.
 pub fn require(in_pidns: bool) -> Result<(), Missing> {
     for r in REQUIRED.iter().filter(|r| in_pidns || !r.only_in_pidns) {
