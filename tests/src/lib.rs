@@ -437,12 +437,35 @@ pub fn children_of(pid: u32) -> Vec<u32> {
     out
 }
 
-/// A fresh, empty directory for one test's files.
-pub fn scratch_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rtrace-{tag}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&d);
-    fs::create_dir_all(&d).unwrap();
-    d
+/// A fresh, empty directory for one test's files (under TMPDIR), removed with what it
+/// holds when the value is dropped, whether the test passed or not.
+pub struct Scratch(tempfile::TempDir);
+
+impl std::ops::Deref for Scratch {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<std::path::Path> for Scratch {
+    fn as_ref(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<OsStr> for Scratch {
+    fn as_ref(&self) -> &OsStr {
+        self.0.path().as_os_str()
+    }
+}
+
+pub fn scratch_dir(tag: &str) -> Scratch {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("rtrace-{tag}-"))
+        .tempdir()
+        .expect("a scratch directory under TMPDIR");
+    Scratch(dir)
 }
 
 /// Compiles C `source` into `dir/name` with gcc and `flags`; the run, and the binary.

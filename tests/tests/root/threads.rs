@@ -6,7 +6,9 @@
 
 use std::{path::PathBuf, time::Duration};
 
-use rtrace_tests::{Bg, Run, Tracer, bpf_ready, compile_c, parse_line, rtrace, run, scratch_dir};
+use rtrace_tests::{
+    Bg, Run, Scratch, Tracer, bpf_ready, compile_c, parse_line, rtrace, run, scratch_dir,
+};
 
 /// The main thread starts a worker, waits until it runs, then `pthread_exit`s; the
 /// worker sleeps 0.2 s (the leader is long gone) and calls getppid 50 times.
@@ -61,18 +63,19 @@ int main(int argc, char **argv) {
 /// live-count path that kernels without `group_dead` take.
 const MODES: [Option<&str>; 2] = [None, Some("live")];
 
-fn program(tag: &str, source: &str) -> PathBuf {
+/// The binary, and its directory (removed when dropped: keep it while the binary runs).
+fn program(tag: &str, source: &str) -> (Scratch, PathBuf) {
     let dir = scratch_dir(tag);
     let (r, bin) = compile_c(&dir, tag, source, &["-O1", "-pthread"]);
     assert!(r.status.success(), "gcc failed{r}");
-    bin
+    (dir, bin)
 }
 
 /// A program whose main thread starts a worker that waits for the file `go` in its
 /// scratch directory, then runs `worker`; `main` is the rest of the main thread. Run
 /// with an argument, it calls getppid 20 times and exits (what the exec tests exec).
-/// Returns the binary and the go file.
-fn go_program(tag: &str, worker: &str, main: &str) -> (PathBuf, PathBuf) {
+/// Returns the directory (keep it while the binary runs), the binary and the go file.
+fn go_program(tag: &str, worker: &str, main: &str) -> (Scratch, PathBuf, PathBuf) {
     let dir = scratch_dir(tag);
     let go = dir.join("go");
     let source = format!(
@@ -102,7 +105,7 @@ int main(int argc, char **argv) {{
     );
     let (r, bin) = compile_c(&dir, tag, &source, &["-O1", "-pthread"]);
     assert!(r.status.success(), "gcc failed{r}");
-    (bin, go)
+    (dir, bin, go)
 }
 
 /// The id of a thread of `pid` other than its leader, once there is one.
@@ -137,7 +140,7 @@ fn threads_that_outlive_their_leader_stay_traced() {
     if !bpf_ready("threads_that_outlive_their_leader_stay_traced") {
         return;
     }
-    let bin = program("leaderexit", LEADER_EXIT);
+    let (_dir, bin) = program("leaderexit", LEADER_EXIT);
     for mode in MODES {
         let r = traced(mode, &[], &bin);
         assert_eq!(r.code(), Some(0), "mode {mode:?}{r}");
@@ -157,7 +160,7 @@ fn an_exec_from_a_thread_keeps_the_process_traced() {
     if !bpf_ready("an_exec_from_a_thread_keeps_the_process_traced") {
         return;
     }
-    let bin = program("threadexec", THREAD_EXEC);
+    let (_dir, bin) = program("threadexec", THREAD_EXEC);
     for mode in MODES {
         let r = traced(mode, &[], &bin);
         assert_eq!(r.code(), Some(0), "mode {mode:?}{r}");
@@ -188,7 +191,7 @@ fn p_of_a_process_whose_leader_exited_is_traced_until_its_last_thread() {
     }
     // The leader exits at once; the worker waits for the go file, then calls getppid
     // 30 times and ends the process.
-    let (bin, go) = go_program(
+    let (_dir, bin, go) = go_program(
         "pleader",
         "for (int i = 0; i < 30; i++) getppid();",
         "pthread_exit(0);",
@@ -224,7 +227,7 @@ fn p_of_a_thread_id_traces_its_whole_process() {
     }
     // A process with a second thread; -p is given the second thread's id, as perf
     // accepts: the whole process is traced, and the session ends when it exits.
-    let (bin, go) = go_program(
+    let (_dir, bin, go) = go_program(
         "ptid",
         "for (int i = 0; i < 10; i++) getppid();",
         "pthread_join(t, 0); for (int i = 0; i < 10; i++) getpid(); return 0;",
@@ -248,7 +251,7 @@ fn t_of_a_thread_that_execs_follows_it_and_ends() {
     // The worker thread waits for the go file, then execs the program again as
     // `child`, which calls getppid 20 times. -t names the worker; after its exec it
     // runs under the process's pid, and is still the target.
-    let (bin, go) = go_program(
+    let (_dir, bin, go) = go_program(
         "texec",
         "char *argv[] = {self, \"child\", 0}; execv(self, argv);",
         "for (;;) pause();",
