@@ -401,6 +401,18 @@ pub fn threads(pid: u32) -> Vec<u32> {
     tids
 }
 
+/// Is this task still running (there, and not a zombie)?
+pub fn task_alive(pid: u32) -> bool {
+    let Ok(stat) = fs::read(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    let state = stat
+        .iter()
+        .rposition(|&b| b == b')')
+        .and_then(|i| stat.get(i + 2));
+    !matches!(state, Some(b'Z' | b'X'))
+}
+
 /// Is a process with exactly this command line (argv) running?
 pub fn process_running(argv: &[&str]) -> bool {
     let want: Vec<u8> = argv

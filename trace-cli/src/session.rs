@@ -111,7 +111,9 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     let exec_off = tracefs.require_field_offset("sched", "sched_process_exec", "filename")?;
     let exec_old_pid_off =
         tracefs.require_field_offset("sched", "sched_process_exec", "old_pid")?;
-    let ns = PidNs::current().map_err(io_err("reading /proc/self/ns/pid"))?;
+    let ns = PidNs::current()
+        .map_err(io::Error::other)
+        .map_err(io_err("reading /proc/self/ns/pid"))?;
     features::require(!ns.is_initial())?;
     let forced = std::env::var("RTRACE_GROUP_EXIT").ok();
     let group_exit =
@@ -310,9 +312,9 @@ fn processes_to_seed(cfg: &Config, workload: Option<&Workload>) -> Vec<u32> {
             .iter()
             .filter_map(|&p| targets::process_of(p))
             .collect(),
-        Targets::System { .. } => std::fs::read_dir("/proc")
-            .map(|dir| {
-                dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        Targets::System { .. } => procfs::process::all_processes()
+            .map(|all| {
+                all.filter_map(|p| u32::try_from(p.ok()?.pid).ok())
                     .collect()
             })
             .unwrap_or_default(),

@@ -358,6 +358,11 @@ fn filtered_under_fake_sshd(extra: &str) -> (Vec<u32>, u32, u32, u32) {
     thread::sleep(Duration::from_millis(300));
     let filtered = map_keys(me, "pids_filtered").unwrap();
     std::fs::write(&go, "").unwrap();
+    // rtrace ends with its command, which must see `go` before the directory goes.
+    assert!(
+        wait_for(Duration::from_secs(20), || !rtrace_tests::task_alive(me)),
+        "rtrace {me} ended"
+    );
     let fake = host.pid();
     drop(host);
     (filtered, sh, fake, me)

@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 
+use procfs::process::{FDTarget, Process};
 use trace_common::SyscallRecord;
 
 use crate::decode::{SyscallInfo, beauty::Beauty};
@@ -73,8 +74,9 @@ impl CwdSeed {
         pids.into_iter()
             .map(|pid| {
                 let before_ns = monotonic_ns();
-                let path = std::fs::read_link(format!("/proc/{pid}/cwd"))
+                let path = i32::try_from(pid)
                     .ok()
+                    .and_then(|pid| Process::new(pid).ok()?.cwd().ok())
                     .map(|p| p.into_os_string().into_encoded_bytes().into_boxed_slice());
                 CwdSeed {
                     pid,
@@ -85,6 +87,26 @@ impl CwdSeed {
             })
             .collect()
     }
+}
+
+/// What /proc/<pid>/fd/<fd> links to, as the kernel spells it (`/etc/hostname`,
+/// `socket:[123]`, `pipe:[45]`, `anon_inode:[eventfd]`).
+fn fd_link(pid: u32, fd: i32) -> Path {
+    let info = Process::new(i32::try_from(pid).ok()?)
+        .ok()?
+        .fd_from_fd(fd)
+        .ok()?;
+    let text = match info.target {
+        FDTarget::Path(p) => return Some(p.into_os_string().into_encoded_bytes().into()),
+        FDTarget::Socket(i) => format!("socket:[{i}]"),
+        FDTarget::Net(i) => format!("net:[{i}]"),
+        FDTarget::Pipe(i) => format!("pipe:[{i}]"),
+        FDTarget::AnonInode(k) => format!("anon_inode:{k}"),
+        FDTarget::MemFD(name) => format!("/memfd:{name}"),
+        FDTarget::Other(kind, i) => format!("{kind}:[{i}]"),
+        FDTarget::Unknown(kind, rest) => format!("{kind}:{rest}"),
+    };
+    Some(text.into_bytes().into_boxed_slice())
 }
 
 /// `base/rel`, without a `./` in front of `rel` or a `.` at its end.
@@ -110,7 +132,6 @@ pub struct FdTable {
     /// (pid, fd) -> path; None caches "not known" so /proc is asked once.
     paths: HashMap<(u32, i32), Path>,
     cwds: HashMap<u32, Cwd>,
-    proc_root: &'static str,
 }
 
 impl FdTable {
@@ -121,7 +142,6 @@ impl FdTable {
             cwd_enabled: enabled && cwd_enabled,
             paths: HashMap::new(),
             cwds: HashMap::new(),
-            proc_root: "/proc",
         }
     }
 
@@ -160,12 +180,9 @@ impl FdTable {
             return;
         }
         for fd in Self::fd_args(info, rec) {
-            let root = self.proc_root;
-            self.paths.entry((rec.pid, fd)).or_insert_with(|| {
-                std::fs::read_link(format!("{root}/{}/fd/{fd}", rec.pid))
-                    .ok()
-                    .map(|p| p.into_os_string().into_encoded_bytes().into_boxed_slice())
-            });
+            self.paths
+                .entry((rec.pid, fd))
+                .or_insert_with(|| fd_link(rec.pid, fd));
         }
     }
 
@@ -354,6 +371,31 @@ mod tests {
         let openat = info("openat", &[("dfd", "int"), ("filename", "const char *")]);
         t.update(&rec([0; 6], 3), &openat, Some(b"/x"));
         assert_eq!(t.path(4_000_000, 3), None);
+    }
+
+    #[test]
+    fn fd_links_read_as_the_kernel_spells_them() {
+        use std::os::fd::AsRawFd;
+        let file = std::fs::File::open("/proc/self/stat").unwrap();
+        let (r, w) = std::io::pipe().unwrap();
+        let sock = std::os::unix::net::UnixDatagram::unbound().unwrap();
+        // SAFETY: eventfd with valid flags; the fd is closed below.
+        let ev = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+        let me = std::process::id();
+        for fd in [
+            file.as_raw_fd(),
+            r.as_raw_fd(),
+            w.as_raw_fd(),
+            sock.as_raw_fd(),
+            ev,
+        ] {
+            let want = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap();
+            let got = fd_link(me, fd).unwrap();
+            assert_eq!(&*got, want.as_os_str().as_encoded_bytes(), "fd {fd}");
+        }
+        // SAFETY: closing the eventfd made above.
+        unsafe { libc::close(ev) };
+        assert_eq!(fd_link(me, 1_000_000), None);
     }
 
     #[test]

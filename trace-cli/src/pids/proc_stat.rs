@@ -1,12 +1,16 @@
-//! Is a task alive? From `/proc/<pid>/stat`.
+//! Is a task alive? From `/proc/<pid>/stat`, read with the procfs crate.
 //!
 //! The command name in that file is written unescaped and may hold `)`, `(`, spaces and
-//! newlines, so the whole file is read (a line could stop inside the name) and the state
-//! is the field after the last `)`. When in doubt the task counts as alive: dropping a
-//! live task from a pid map loses it for the whole session, while keeping a dead one
-//! only costs a map entry until rtrace ends.
+//! newlines; procfs reads the whole file and takes the state from the field after the
+//! last `)`. When in doubt the task counts as alive: dropping a live task from a pid map
+//! loses it for the whole session, while keeping a dead one only costs a map entry until
+//! rtrace ends. So only "no such task" (procfs's `NotFound`, which covers ENOENT and
+//! ESRCH) or a zombie or dead state means gone; any other error means alive.
 
-use std::io;
+use procfs::{
+    ProcError, ProcResult,
+    process::{Process, Stat},
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Liveness {
@@ -14,43 +18,41 @@ pub enum Liveness {
     Gone,
 }
 
-/// The one-letter state after the last `)`, if the content has one.
-pub fn parse_state(stat: &[u8]) -> Option<u8> {
-    let close = stat.iter().rposition(|&b| b == b')')?;
-    let rest = stat.get(close + 1..)?;
-    let rest = rest.strip_prefix(b" ")?;
-    rest.first().copied().filter(|b| b.is_ascii_alphabetic())
-}
-
-/// Liveness from the outcome of reading the stat file.
-pub fn liveness_of(read: io::Result<Vec<u8>>) -> Liveness {
-    match read {
-        Ok(content) => match parse_state(&content) {
-            Some(b'Z' | b'X') => Liveness::Gone,
-            _ => Liveness::Alive,
-        },
-        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ESRCH)) => Liveness::Gone,
+/// Liveness from the outcome of reading a stat file.
+pub fn liveness_of(stat: ProcResult<Stat>) -> Liveness {
+    match stat {
+        Ok(s) if matches!(s.state, 'Z' | 'X') => Liveness::Gone,
+        Ok(_) => Liveness::Alive,
+        Err(ProcError::NotFound(_)) => Liveness::Gone,
         Err(_) => Liveness::Alive,
     }
 }
 
+fn process(pid: u32) -> ProcResult<Process> {
+    Process::new(i32::try_from(pid).map_err(|_| ProcError::NotFound(None))?)
+}
+
 /// Reads `/proc/<pid>/stat` (threads too: `/proc/<tid>` resolves for any tid).
 pub fn task_liveness(pid: u32) -> Liveness {
-    liveness_of(std::fs::read(format!("/proc/{pid}/stat")))
+    liveness_of(process(pid).and_then(|p| p.stat()))
 }
 
 /// A whole process: alive while any of its threads is. Its own stat file shows only the
 /// leader, which stays a zombie while the other threads run on after it exited.
 pub fn process_liveness(tgid: u32) -> Liveness {
-    if task_liveness(tgid) == Liveness::Alive {
-        return Liveness::Alive;
-    }
-    let tids = match std::fs::read_dir(format!("/proc/{tgid}/task")) {
-        Ok(dir) => dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok()),
+    let p = match process(tgid) {
+        Ok(p) => p,
         Err(e) => return liveness_of(Err(e)),
     };
-    for tid in tids {
-        let stat = std::fs::read(format!("/proc/{tgid}/task/{tid}/stat"));
+    if liveness_of(p.stat()) == Liveness::Alive {
+        return Liveness::Alive;
+    }
+    let tasks = match p.tasks() {
+        Ok(t) => t,
+        Err(e) => return liveness_of(Err(e)),
+    };
+    for task in tasks {
+        let stat = task.and_then(|t| t.stat());
         if liveness_of(stat) == Liveness::Alive {
             return Liveness::Alive;
         }
@@ -60,57 +62,72 @@ pub fn process_liveness(tgid: u32) -> Liveness {
 
 #[cfg(test)]
 mod tests {
+    use procfs::FromRead as _;
+
     use super::*;
 
-    fn stat(comm: &[u8], state: &str) -> Vec<u8> {
+    /// A stat line with this name and state, the other fields this task's own.
+    fn stat(comm: &[u8], state: &str) -> ProcResult<Stat> {
+        let own = std::fs::read("/proc/self/stat").unwrap();
+        let close = own.iter().rposition(|&b| b == b')').unwrap();
         let mut v = b"1234 (".to_vec();
         v.extend_from_slice(comm);
-        v.extend_from_slice(format!(") {state} 1 1234 1234 0 -1 4194560 100 0").as_bytes());
-        v
+        v.extend_from_slice(b") ");
+        v.extend_from_slice(state.as_bytes());
+        // Past ") S": the fields after the state.
+        v.extend_from_slice(&own[close + 3..]);
+        Stat::from_read(&v[..])
     }
 
     #[test]
-    fn plain_and_tricky_names() {
-        assert_eq!(parse_state(&stat(b"cat", "R")), Some(b'R'));
-        assert_eq!(parse_state(&stat(b"a) Z\n(b", "S")), Some(b'S'));
-        assert_eq!(parse_state(&stat(b"x)) (y", "D")), Some(b'D'));
-        assert_eq!(parse_state(&stat(b"sp ace", "T")), Some(b'T'));
-        assert_eq!(parse_state(&stat(b"((", "I")), Some(b'I'));
-        assert_eq!(parse_state(&stat(b"\xff\xfe)", "S")), Some(b'S'));
+    fn the_state_is_after_the_last_parenthesis() {
+        for (comm, state) in [
+            (&b"cat"[..], 'R'),
+            (b"a) Z\n(b", 'S'),
+            (b"x)) (y", 'D'),
+            (b"sp ace", 'T'),
+            (b"((", 'I'),
+            (b"\xff\xfe)", 'S'),
+        ] {
+            assert_eq!(
+                stat(comm, &state.to_string()).unwrap().state,
+                state,
+                "{comm:?}"
+            );
+        }
     }
 
     #[test]
     fn zombies_and_dead_are_gone() {
-        assert_eq!(liveness_of(Ok(stat(b"z", "Z"))), Liveness::Gone);
-        assert_eq!(liveness_of(Ok(stat(b"x", "X"))), Liveness::Gone);
-        assert_eq!(liveness_of(Ok(stat(b"a) Z\n(b", "S"))), Liveness::Alive);
+        assert_eq!(liveness_of(stat(b"z", "Z")), Liveness::Gone);
+        assert_eq!(liveness_of(stat(b"x", "X")), Liveness::Gone);
+        assert_eq!(liveness_of(stat(b"a) Z\n(b", "S")), Liveness::Alive);
     }
 
     #[test]
     fn unreadable_or_odd_content_is_alive() {
-        assert_eq!(parse_state(b""), None);
-        assert_eq!(parse_state(b"1234 (cat"), None);
-        assert_eq!(parse_state(b"1234 (cat)"), None);
-        assert_eq!(parse_state(b"1234 (cat) "), None);
-        assert_eq!(liveness_of(Ok(Vec::new())), Liveness::Alive);
-        assert_eq!(liveness_of(Ok(b"1234 (ca".to_vec())), Liveness::Alive);
-        for errno in [libc::EMFILE, libc::ENOMEM, libc::EACCES] {
-            assert_eq!(
-                liveness_of(Err(io::Error::from_raw_os_error(errno))),
-                Liveness::Alive
-            );
+        assert_eq!(liveness_of(Stat::from_read(&b""[..])), Liveness::Alive);
+        assert_eq!(
+            liveness_of(Stat::from_read(&b"1234 (ca"[..])),
+            Liveness::Alive
+        );
+        // (A line cut right after the name makes procfs-core 0.18 panic; the kernel
+        // writes stat whole, so rtrace never reads one.)
+        for errno in [libc::EMFILE, libc::ENOMEM] {
+            let e = ProcError::from(std::io::Error::from_raw_os_error(errno));
+            assert_eq!(liveness_of(Err(e)), Liveness::Alive, "{errno}");
         }
-        for errno in [libc::ENOENT, libc::ESRCH] {
-            assert_eq!(
-                liveness_of(Err(io::Error::from_raw_os_error(errno))),
-                Liveness::Gone
-            );
-        }
+        let denied = ProcError::PermissionDenied(None);
+        assert_eq!(liveness_of(Err(denied)), Liveness::Alive);
+        assert_eq!(liveness_of(Err(ProcError::NotFound(None))), Liveness::Gone);
     }
 
     #[test]
-    fn own_task_is_alive() {
+    fn own_task_is_alive_and_a_missing_one_gone() {
         assert_eq!(task_liveness(std::process::id()), Liveness::Alive);
         assert_eq!(process_liveness(std::process::id()), Liveness::Alive);
+        // Above pid_max: no such task.
+        assert_eq!(task_liveness(4_194_305), Liveness::Gone);
+        assert_eq!(process_liveness(4_194_305), Liveness::Gone);
     }
 }

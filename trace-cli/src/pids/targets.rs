@@ -1,46 +1,32 @@
 //! Turning the user's targets into pid-map keys, and finding the tasks that `-a` must
 //! leave out. Reads /proc; the choices themselves are pure functions.
 
-use std::{fs, io};
+use procfs::{ProcError, ProcResult, process::Process};
 
-use crate::pids::proc_stat::parse_state;
+fn process(pid: u32) -> ProcResult<Process> {
+    Process::new(i32::try_from(pid).map_err(|_| ProcError::NotFound(None))?)
+}
 
 /// Thread ids of a process, from /proc/<pid>/task.
-pub fn threads_of(pid: u32) -> io::Result<Vec<u32>> {
-    let mut tids: Vec<u32> = fs::read_dir(format!("/proc/{pid}/task"))?
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+pub fn threads_of(pid: u32) -> ProcResult<Vec<u32>> {
+    let mut tids: Vec<u32> = process(pid)?
+        .tasks()?
+        .filter_map(|t| u32::try_from(t.ok()?.tid).ok())
         .collect();
     tids.sort_unstable();
     Ok(tids)
 }
 
 pub fn task_exists(pid: u32) -> bool {
-    pid > 0 && fs::metadata(format!("/proc/{pid}")).is_ok()
-}
-
-/// The `Tgid:` line of /proc/<tid>/status: the process a thread belongs to.
-pub fn parse_tgid(status: &str) -> Option<u32> {
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Tgid:"))
-        .and_then(|v| v.trim().parse().ok())
+    pid > 0 && process(pid).is_ok()
 }
 
 /// The process of a task: the number itself for a process, its leader's for a thread
-/// (`/proc/<tid>` answers for any thread, though /proc does not list it), `None` when
-/// no such task is there.
+/// (`/proc/<tid>` answers for any thread, though /proc does not list it; its status
+/// says `Tgid:`), `None` when no such task is there.
 pub fn process_of(pid: u32) -> Option<u32> {
-    fs::read_to_string(format!("/proc/{pid}/status"))
-        .ok()
-        .and_then(|s| parse_tgid(&s))
-}
-
-/// The parent pid: the second field after the state in /proc/<pid>/stat.
-pub fn parse_ppid(stat: &[u8]) -> Option<u32> {
-    parse_state(stat)?;
-    let close = stat.iter().rposition(|&b| b == b')')?;
-    let rest = std::str::from_utf8(&stat[close + 1..]).ok()?;
-    rest.split_ascii_whitespace().nth(1)?.parse().ok()
+    let status = process(pid).and_then(|p| p.status()).ok()?;
+    u32::try_from(status.tgid).ok()
 }
 
 /// A task whose output feeds back into the trace when traced system-wide: the terminal
@@ -60,22 +46,26 @@ pub fn ancestor_to_filter(ancestors: &[(u32, String)]) -> Option<u32> {
         .map(|(pid, _)| *pid)
 }
 
-/// rtrace's ancestors, nearest first, up to pid 1 (excluded).
+/// rtrace's ancestors, nearest first, up to pid 1 (excluded), with their names.
 pub fn ancestors() -> Vec<(u32, String)> {
     let mut out = Vec::new();
     let mut pid = std::process::id();
     for _ in 0..64 {
-        let Some(ppid) = fs::read(format!("/proc/{pid}/stat"))
+        let Some(ppid) = process(pid)
+            .and_then(|p| p.stat())
             .ok()
-            .and_then(|s| parse_ppid(&s))
+            .and_then(|s| u32::try_from(s.ppid).ok())
         else {
             break;
         };
         if ppid <= 1 {
             break;
         }
-        let comm = fs::read_to_string(format!("/proc/{ppid}/comm")).unwrap_or_default();
-        out.push((ppid, comm.trim_end_matches('\n').to_string()));
+        let comm = process(ppid)
+            .and_then(|p| p.stat())
+            .map(|s| s.comm)
+            .unwrap_or_default();
+        out.push((ppid, comm));
         pid = ppid;
     }
     out
@@ -84,13 +74,6 @@ pub fn ancestors() -> Vec<(u32, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn ppid_after_tricky_comm() {
-        assert_eq!(parse_ppid(b"42 (a) R 7 (b) S 9 42 42 0"), Some(9));
-        assert_eq!(parse_ppid(b"42 (cat) S 17 42 42"), Some(17));
-        assert_eq!(parse_ppid(b"42 (cat"), None);
-    }
 
     #[test]
     fn filters_only_the_terminal_host() {
@@ -119,16 +102,17 @@ mod tests {
         assert!(task_exists(me));
         assert!(threads_of(me).unwrap().contains(&me));
         assert!(!task_exists(0));
+        assert!(!task_exists(u32::MAX));
         assert_eq!(process_of(me), Some(me));
+        assert_eq!(process_of(4_194_305), None);
+        let parent = ancestors().first().map(|(p, _)| *p);
+        // SAFETY: getppid has no preconditions.
+        let ppid = unsafe { libc::getppid() } as u32;
+        assert_eq!(parent, (ppid > 1).then_some(ppid));
     }
 
     #[test]
     fn a_thread_belongs_to_its_process() {
-        assert_eq!(
-            parse_tgid("Name:\tx\nUmask:\t0022\nState:\tS\nTgid:\t812\nNgid:\t0\n"),
-            Some(812)
-        );
-        assert_eq!(parse_tgid("Name:\tx\n"), None);
         let (tx, rx) = std::sync::mpsc::channel();
         let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
         let t = std::thread::spawn(move || {
