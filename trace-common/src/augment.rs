@@ -36,6 +36,9 @@ pub const AUG_BUF: u8 = 2;
 pub const AUG_FIXED: u8 = 3;
 /// An argv-style array of strings, stored NUL-separated (execve).
 pub const AUG_ARGV: u8 = 4;
+/// A buffer the call filled (read, getdents64): as many bytes as it returned, capped
+/// at `max`; nothing when it failed.
+pub const AUG_RETBUF: u8 = 5;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

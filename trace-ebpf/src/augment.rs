@@ -17,7 +17,8 @@ use trace_common::{
     SyscallRecord,
     augment::{
         AUG_ARGV, AUG_ARGV_LOOP, AUG_BUF, AUG_FAILED, AUG_FIXED, AUG_KEEP_MAX, AUG_NO_ARG,
-        AUG_NONE, AUG_PLAN_ENTRIES, AUG_SLOT_BYTES, AUG_SLOTS, AUG_STR, AugPlan, AugSlot,
+        AUG_NONE, AUG_PLAN_ENTRIES, AUG_RETBUF, AUG_SLOT_BYTES, AUG_SLOTS, AUG_STR, AugPlan,
+        AugSlot,
     },
     record::SYSCALL_RECORD_SIZE,
 };
@@ -140,7 +141,7 @@ fn goes_on(addr: u64) -> bool {
 /// Reads `slot` into `dst` (room for AUG_SLOT_BYTES); the bytes kept (or AUG_FAILED),
 /// and whether there was more.
 #[inline(always)]
-fn read_slot(slot: &AugSlot, args: &[u64; 6], dst: *mut u8) -> (u16, bool) {
+fn read_slot(slot: &AugSlot, args: &[u64; 6], ret: i64, dst: *mut u8) -> (u16, bool) {
     let src = args[(slot.arg & 7) as usize % 6];
     if src == 0 {
         return (AUG_FAILED, false);
@@ -160,11 +161,12 @@ fn read_slot(slot: &AugSlot, args: &[u64; 6], dst: *mut u8) -> (u16, bool) {
                 n as usize == AUG_SLOT_BYTES && goes_on(src + kept),
             )
         }
-        AUG_BUF | AUG_FIXED => {
-            let want = if slot.kind == AUG_BUF {
-                args[(slot.len_arg & 7) as usize % 6]
-            } else {
-                u64::from(slot.max)
+        AUG_BUF | AUG_FIXED | AUG_RETBUF => {
+            let want = match slot.kind {
+                AUG_BUF => args[(slot.len_arg & 7) as usize % 6],
+                AUG_RETBUF if ret >= 0 => ret as u64,
+                AUG_RETBUF => return (AUG_FAILED, false),
+                _ => u64::from(slot.max),
             };
             let mut n = want;
             if n > u64::from(slot.max) {
@@ -326,7 +328,7 @@ pub fn assemble(rec: &mut SyscallRecord, plan: &AugPlan, args: &[u64; 6]) -> Opt
         // Packed: this slot starts where the one before ended (below AUG_SLOT_BYTES).
         // SAFETY: the offset lies inside the scratch buffer.
         let dst = unsafe { buf.add(SYSCALL_RECORD_SIZE + (used & SLOT_MASK)) };
-        let (len, cut) = read_slot(&slot, args, dst);
+        let (len, cut) = read_slot(&slot, args, rec.ret, dst);
         rec.aug_arg[i] = slot.arg;
         rec.aug_len[i] = len;
         rec.aug_cut[i] = cut as u8;

@@ -76,13 +76,31 @@ impl SyscallInfo {
     pub fn plan_with_limit(&self, limit: u16) -> AugPlan {
         let mut plan = self.plan;
         for slot in &mut plan.slots {
-            if slot.kind == trace_common::augment::AUG_BUF
-                && self.beauties.get(usize::from(slot.arg)) == Some(&Beauty::Buffer)
-            {
+            let b = self.beauties.get(usize::from(slot.arg));
+            if matches!(
+                (slot.kind, b),
+                (trace_common::augment::AUG_BUF, Some(Beauty::Buffer))
+                    | (trace_common::augment::AUG_RETBUF, Some(Beauty::ReadBuffer))
+            ) {
                 slot.max = limit;
             }
         }
         plan
+    }
+
+    /// A 32-bit task's structs are laid out otherwise (its `struct stat` is not the
+    /// native one): those arguments are shown as pointers.
+    fn without_native_structs(&mut self) {
+        for b in &mut self.beauties {
+            if *b == Beauty::Stat {
+                *b = Beauty::Hex;
+            }
+        }
+        self.plan = registry::plan_for(
+            &self.name,
+            self.args.as_deref().unwrap_or(&[]),
+            &self.beauties,
+        );
     }
 
     pub fn new(name: &str, args: Option<Vec<ArgSpec>>) -> Self {
@@ -161,7 +179,11 @@ impl<S: FormatSource> Catalog<S> {
                                 .map(|text| format::parse_format(&text))
                         })
                         .clone();
-                    SyscallInfo::new(name, args)
+                    let mut info = SyscallInfo::new(name, args);
+                    if nr >= trace_common::maps::COMPAT_BASE {
+                        info.without_native_structs();
+                    }
+                    info
                 }
             };
             self.infos[i] = Some(info);

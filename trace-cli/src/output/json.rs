@@ -114,7 +114,12 @@ impl JsonFormatter {
                         .unwrap_or(Beauty::Raw(spec.kind)),
                 };
                 self.decoded.clear();
-                let m = if b.reads_memory() { mem(i) } else { None };
+                let written = !b.is_output() || (rec.has_exit() && b.output_written(rec.ret));
+                let m = if b.reads_memory() && written {
+                    mem(i)
+                } else {
+                    None
+                };
                 beauty::write_arg(&mut self.decoded, b, raw, m, self.style);
                 write_json_str(out, &self.decoded);
                 out.push('}');

@@ -221,7 +221,14 @@ impl LineFormatter {
                     if self.opts.show_arg_names {
                         let _ = write!(out, "{}: ", spec.name);
                     }
-                    let m = if beauty.reads_memory() { mem(i) } else { None };
+                    // What the call writes is shown once it succeeded, else the pointer.
+                    let written =
+                        !beauty.is_output() || (rec.has_exit() && beauty.output_written(rec.ret));
+                    let m = if beauty.reads_memory() && written {
+                        mem(i)
+                    } else {
+                        None
+                    };
                     let style = beauty::Style {
                         prefix: self.opts.show_prefix,
                         compact: !self.opts.show_arg_names,

@@ -4,6 +4,7 @@
 
 pub mod context;
 pub mod registry;
+pub mod structs;
 pub mod tables;
 
 use std::fmt::Write as _;
@@ -43,6 +44,18 @@ pub enum Beauty {
     /// A pid: the number, and `(comm)` after it when the task's name is known (added
     /// by the line, which knows the names).
     Pid,
+    /// clone's flags: the flags, and the exit signal in the low byte by name.
+    CloneFlags,
+    /// What a call read into a buffer (read, pread64), quoted: written by the call.
+    ReadBuffer,
+    /// A `struct stat` the call filled.
+    Stat,
+    /// pipe/pipe2's two fds.
+    FdPair,
+    /// wait4's status.
+    WaitStatus,
+    /// getdents64's entries.
+    Dirents,
 }
 
 impl Beauty {
@@ -58,10 +71,32 @@ impl Beauty {
 
     /// Whether the value is read from user memory (an augmentation slot).
     pub fn reads_memory(&self) -> bool {
+        self.is_output()
+            || matches!(
+                self,
+                Beauty::Str | Beauty::Argv | Beauty::Buffer | Beauty::Sockaddr | Beauty::Timespec
+            )
+    }
+
+    /// Memory the call writes: it means something only once the call succeeded.
+    pub fn is_output(&self) -> bool {
         matches!(
             self,
-            Beauty::Str | Beauty::Argv | Beauty::Buffer | Beauty::Sockaddr | Beauty::Timespec
+            Beauty::ReadBuffer
+                | Beauty::Stat
+                | Beauty::FdPair
+                | Beauty::WaitStatus
+                | Beauty::Dirents
         )
+    }
+
+    /// Whether the output was written, given the call's return: wait4 writes a status
+    /// only when it returns a pid; the others on success.
+    pub fn output_written(&self, ret: i64) -> bool {
+        match self {
+            Beauty::WaitStatus => ret > 0,
+            _ => ret >= 0,
+        }
     }
 }
 
@@ -109,15 +144,22 @@ pub fn write_arg(
                 write!(out, "{fd}")
             }
         }
-        Beauty::Str | Beauty::Argv | Beauty::Buffer | Beauty::Sockaddr | Beauty::Timespec => {
-            match mem {
-                Some(Ok(aug)) => {
-                    write_memory(out, b, aug, style);
-                    Ok(())
-                }
-                _ => write!(out, "{raw:#x}"),
+        Beauty::Str
+        | Beauty::Argv
+        | Beauty::Buffer
+        | Beauty::Sockaddr
+        | Beauty::Timespec
+        | Beauty::ReadBuffer
+        | Beauty::Stat
+        | Beauty::FdPair
+        | Beauty::WaitStatus
+        | Beauty::Dirents => match mem {
+            Some(Ok(aug)) => {
+                write_memory(out, b, aug, style);
+                Ok(())
             }
-        }
+            _ => write!(out, "{raw:#x}"),
+        },
         Beauty::Flags(table) => {
             write_flags(out, raw, table, style.prefix);
             Ok(())
@@ -151,6 +193,10 @@ pub fn write_arg(
             Ok(())
         }
         Beauty::Pid => write!(out, "{}", raw as u32 as i32),
+        Beauty::CloneFlags => {
+            write_clone_flags(out, raw, style.prefix);
+            Ok(())
+        }
     };
 }
 
@@ -175,6 +221,32 @@ fn write_name(out: &mut String, raw: u64, table: &tables::Table, prefix: bool) {
         }
         None => {
             let _ = write!(out, "{}", raw as i64);
+        }
+    }
+}
+
+/// clone's flags, with the exit signal of the low byte by name (`…|SIGCHLD`), as strace
+/// shows it (perf 6.1 leaves it as `0x11`).
+fn write_clone_flags(out: &mut String, raw: u64, prefix: bool) {
+    let sig = raw & 0xff;
+    let flags = raw & !0xff;
+    if flags != 0 || sig == 0 {
+        write_flags(out, flags, &tables::CLONE_FLAGS, prefix);
+    }
+    if sig != 0 {
+        if flags != 0 {
+            out.push('|');
+        }
+        match tables::SIGNALS.entries.iter().find(|(v, _)| *v == sig) {
+            Some((_, name)) => {
+                let _ = write!(out, "SIG{name}");
+            }
+            None if (32..=64).contains(&sig) => {
+                let _ = write!(out, "SIGRT_{}", sig - 32);
+            }
+            None => {
+                let _ = write!(out, "{sig:#x}");
+            }
         }
     }
 }
@@ -244,11 +316,27 @@ fn write_open_flags(out: &mut String, raw: u64, prefix: bool) {
 fn write_memory(out: &mut String, b: Beauty, aug: Augmented<'_>, style: Style) {
     let bytes = aug.bytes;
     match b {
-        Beauty::Str | Beauty::Buffer => {
+        Beauty::Str | Beauty::Buffer | Beauty::ReadBuffer => {
             escape::quoted(out, bytes);
             if aug.cut {
                 out.push_str("...");
             }
+        }
+        Beauty::Stat | Beauty::FdPair | Beauty::WaitStatus => {
+            let start = out.len();
+            let done = match b {
+                Beauty::Stat => structs::write_stat(out, bytes),
+                Beauty::FdPair => structs::write_fd_pair(out, bytes),
+                _ => structs::write_wait_status(out, bytes),
+            };
+            if !done {
+                // Too short to be the struct: shown as not known.
+                out.truncate(start);
+                out.push_str("{...}");
+            }
+        }
+        Beauty::Dirents => {
+            structs::write_dirents(out, bytes, aug.cut, usize::from(style.items));
         }
         Beauty::Argv => {
             out.push('[');

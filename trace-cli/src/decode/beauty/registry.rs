@@ -2,7 +2,8 @@
 //! then perf's heuristics on the argument's name and C type from tracefs.
 
 use trace_common::augment::{
-    AUG_ARGV, AUG_BUF, AUG_FIXED, AUG_NONE, AUG_SLOTS, AUG_STR, AugPlan, AugSlot,
+    AUG_ARGV, AUG_BUF, AUG_FIXED, AUG_KEEP_MAX, AUG_NONE, AUG_RETBUF, AUG_SLOTS, AUG_STR, AugPlan,
+    AugSlot,
 };
 
 use super::{Beauty, tables as t};
@@ -49,7 +50,7 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
         "behavior",
         Beauty::Enum(&t::MADVISE),
     ),
-    (&["clone"], "clone_flags", Beauty::Flags(&t::CLONE_FLAGS)),
+    (&["clone"], "clone_flags", Beauty::CloneFlags),
     (
         &["unshare"],
         "unshare_flags",
@@ -173,6 +174,24 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
     (&["pivot_root"], "new_root", Beauty::Str),
     (&["pivot_root"], "put_old", Beauty::Str),
     (&["mremap"], "new_addr", Beauty::Hex),
+    // What the call writes, read when it returns (strace shows these; perf 6.1 does not).
+    (&["read", "pread64"], "buf", Beauty::ReadBuffer),
+    (
+        &[
+            "newfstatat",
+            "fstat",
+            "newfstat",
+            "stat",
+            "newstat",
+            "lstat",
+            "newlstat",
+        ],
+        "statbuf",
+        Beauty::Stat,
+    ),
+    (&["pipe", "pipe2"], "fildes", Beauty::FdPair),
+    (&["wait4"], "stat_addr", Beauty::WaitStatus),
+    (&["getdents64"], "dirent", Beauty::Dirents),
     // perf: the file offset in hex, the ioctl argument as the pointer it mostly is.
     (&["mmap"], "off", Beauty::Hex),
     (&["mmap2"], "pgoff", Beauty::Hex),
@@ -282,6 +301,11 @@ pub fn plan_for(_syscall: &str, specs: &[ArgSpec], beauties: &[Beauty]) -> AugPl
             Beauty::Argv => Some((AUG_ARGV, 0, 256)),
             Beauty::Timespec => Some((AUG_FIXED, 0, 16)),
             Beauty::Buffer => length_arg(specs, i).map(|l| (AUG_BUF, l, 32)),
+            Beauty::ReadBuffer => Some((AUG_RETBUF, 0, 32)),
+            Beauty::Dirents => Some((AUG_RETBUF, 0, AUG_KEEP_MAX as u16)),
+            Beauty::Stat => Some((AUG_FIXED, 0, std::mem::size_of::<libc::stat>() as u16)),
+            Beauty::FdPair => Some((AUG_FIXED, 0, 8)),
+            Beauty::WaitStatus => Some((AUG_FIXED, 0, 4)),
             Beauty::Sockaddr => length_arg(specs, i).map(|l| (AUG_BUF, l, 128)),
             _ => None,
         };
@@ -328,7 +352,14 @@ mod tests {
             Beauty::Str
         );
         assert_eq!(beauty_for("read", &spec("fd", "unsigned int")), Beauty::Fd);
-        assert_eq!(beauty_for("read", &spec("buf", "char *")), Beauty::Hex);
+        assert_eq!(
+            beauty_for("read", &spec("buf", "char *")),
+            Beauty::ReadBuffer
+        );
+        assert_eq!(
+            beauty_for("readv", &spec("vec", "const struct iovec *")),
+            Beauty::Hex
+        );
         assert_eq!(beauty_for("kill", &spec("sig", "int")), Beauty::Signal);
         assert_eq!(
             beauty_for("connect", &spec("uservaddr", "struct sockaddr *")),

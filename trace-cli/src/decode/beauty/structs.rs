@@ -1,0 +1,243 @@
+//! What a call wrote into the caller's memory, read when it returned: stat buffers,
+//! pipe fds, a wait status, directory entries. perf 6.1 shows these as pointers; rtrace
+//! shows what strace shows, in perf's struct style (`{ .field: value }`). Pure: bytes in,
+//! text out; a buffer too short for its struct shows nothing decoded (the caller falls
+//! back to the pointer).
+
+use std::fmt::Write as _;
+
+use super::tables;
+use crate::decode::escape;
+
+/// File types in `st_mode`, as strace names them.
+const FILE_TYPES: &[(u32, &str)] = &[
+    (libc::S_IFREG, "S_IFREG"),
+    (libc::S_IFDIR, "S_IFDIR"),
+    (libc::S_IFLNK, "S_IFLNK"),
+    (libc::S_IFCHR, "S_IFCHR"),
+    (libc::S_IFBLK, "S_IFBLK"),
+    (libc::S_IFIFO, "S_IFIFO"),
+    (libc::S_IFSOCK, "S_IFSOCK"),
+];
+
+/// `S_IFREG|0644`.
+fn write_mode(out: &mut String, mode: u32) {
+    match FILE_TYPES.iter().find(|(t, _)| mode & libc::S_IFMT == *t) {
+        Some((_, name)) => out.push_str(name),
+        None => {
+            let _ = write!(out, "{:#o}", mode & libc::S_IFMT);
+        }
+    }
+    let _ = write!(out, "|{:04o}", mode & 0o7777);
+}
+
+/// `struct stat` as this architecture's kernel writes it for a native task (the libc
+/// crate's `stat` is that layout): the type and permissions, then the size, or the
+/// device numbers of a device; the rest is left out as `...`, as strace does.
+pub fn write_stat(out: &mut String, b: &[u8]) -> bool {
+    if b.len() < std::mem::size_of::<libc::stat>() {
+        return false;
+    }
+    // SAFETY: the length was checked; libc::stat is plain integers.
+    let st: libc::stat = unsafe { std::ptr::read_unaligned(b.as_ptr().cast()) };
+    out.push_str("{ .st_mode: ");
+    write_mode(out, st.st_mode);
+    let kind = st.st_mode & libc::S_IFMT;
+    if kind == libc::S_IFCHR || kind == libc::S_IFBLK {
+        let rdev = st.st_rdev;
+        let _ = write!(
+            out,
+            ", .st_rdev: makedev({:#x}, {:#x})",
+            libc::major(rdev),
+            libc::minor(rdev)
+        );
+    } else {
+        let _ = write!(out, ", .st_size: {}", st.st_size);
+    }
+    out.push_str(", ... }");
+    true
+}
+
+/// pipe/pipe2's two fds: `[3, 4]`.
+pub fn write_fd_pair(out: &mut String, b: &[u8]) -> bool {
+    let (Some(r), Some(w)) = (b.get(0..4), b.get(4..8)) else {
+        return false;
+    };
+    let fd = |x: &[u8]| i32::from_ne_bytes([x[0], x[1], x[2], x[3]]);
+    let _ = write!(out, "[{}, {}]", fd(r), fd(w));
+    true
+}
+
+/// A wait status as strace writes it: `[{WIFEXITED(s) && WEXITSTATUS(s) == 0}]`.
+pub fn write_wait_status(out: &mut String, b: &[u8]) -> bool {
+    let Some(s) = b.get(0..4) else {
+        return false;
+    };
+    let s = i32::from_ne_bytes([s[0], s[1], s[2], s[3]]);
+    let sig = |out: &mut String, n: i32| {
+        match tables::SIGNALS.entries.iter().find(|(v, _)| *v == n as u64) {
+            Some((_, name)) => {
+                let _ = write!(out, "SIG{name}");
+            }
+            None => {
+                let _ = write!(out, "{n}");
+            }
+        };
+    };
+    out.push_str("[{");
+    if libc::WIFEXITED(s) {
+        let _ = write!(
+            out,
+            "WIFEXITED(s) && WEXITSTATUS(s) == {}",
+            libc::WEXITSTATUS(s)
+        );
+    } else if libc::WIFSIGNALED(s) {
+        out.push_str("WIFSIGNALED(s) && WTERMSIG(s) == ");
+        sig(out, libc::WTERMSIG(s));
+        if libc::WCOREDUMP(s) {
+            out.push_str(" && WCOREDUMP(s)");
+        }
+    } else if libc::WIFSTOPPED(s) {
+        out.push_str("WIFSTOPPED(s) && WSTOPSIG(s) == ");
+        sig(out, libc::WSTOPSIG(s));
+    } else if libc::WIFCONTINUED(s) {
+        out.push_str("WIFCONTINUED(s)");
+    } else {
+        let _ = write!(out, "{s:#x}");
+    }
+    out.push_str("}]");
+    true
+}
+
+/// getdents64's entries, by name: `[".", "..", "notes.txt"]`; at most `items` of them,
+/// and `...` after the last when there were more (or the read stopped inside one).
+pub fn write_dirents(out: &mut String, b: &[u8], cut: bool, items: usize) -> bool {
+    // struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type, name (NUL-ended).
+    const NAME_AT: usize = 19;
+    out.push('[');
+    let mut at = 0;
+    let mut n = 0;
+    let mut more = cut;
+    while at < b.len() {
+        let Some(reclen) = b.get(at + 16..at + 18) else {
+            more = true;
+            break;
+        };
+        let reclen = usize::from(u16::from_ne_bytes([reclen[0], reclen[1]]));
+        let Some(rec) = b.get(at..at + reclen).filter(|_| reclen > NAME_AT) else {
+            more = true;
+            break;
+        };
+        if n == items {
+            more = true;
+            break;
+        }
+        let name = &rec[NAME_AT..];
+        let name = &name[..name.iter().position(|&c| c == 0).unwrap_or(name.len())];
+        if n > 0 {
+            out.push_str(", ");
+        }
+        escape::quoted(out, name);
+        n += 1;
+        at += reclen;
+    }
+    if more {
+        out.push_str(if n > 0 { ", ..." } else { "..." });
+    }
+    out.push(']');
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn show(f: impl Fn(&mut String, &[u8]) -> bool, b: &[u8]) -> Option<String> {
+        let mut s = String::new();
+        f(&mut s, b).then_some(s)
+    }
+
+    fn stat_bytes(mode: u32, size: i64, rdev: u64) -> Vec<u8> {
+        // SAFETY: an all-zero stat is a valid value.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        st.st_mode = mode;
+        st.st_size = size;
+        st.st_rdev = rdev;
+        // SAFETY: viewing the struct's bytes.
+        unsafe {
+            std::slice::from_raw_parts(
+                (&st as *const libc::stat).cast::<u8>(),
+                std::mem::size_of::<libc::stat>(),
+            )
+        }
+        .to_vec()
+    }
+
+    #[test]
+    fn stat_as_strace_abbreviates_it() {
+        assert_eq!(
+            show(write_stat, &stat_bytes(libc::S_IFREG | 0o644, 3, 0)).unwrap(),
+            "{ .st_mode: S_IFREG|0644, .st_size: 3, ... }"
+        );
+        assert_eq!(
+            show(
+                write_stat,
+                &stat_bytes(libc::S_IFCHR | 0o666, 0, libc::makedev(1, 3))
+            )
+            .unwrap(),
+            "{ .st_mode: S_IFCHR|0666, .st_rdev: makedev(0x1, 0x3), ... }"
+        );
+        assert_eq!(
+            show(write_stat, &stat_bytes(libc::S_IFDIR | 0o1777, 4096, 0)).unwrap(),
+            "{ .st_mode: S_IFDIR|1777, .st_size: 4096, ... }"
+        );
+        assert_eq!(show(write_stat, &[0; 16]), None, "too short: no guess");
+    }
+
+    #[test]
+    fn pipe_fds_and_wait_status() {
+        let mut b = 3i32.to_ne_bytes().to_vec();
+        b.extend_from_slice(&4i32.to_ne_bytes());
+        assert_eq!(show(write_fd_pair, &b).unwrap(), "[3, 4]");
+        assert_eq!(show(write_fd_pair, &b[..4]), None);
+        let st = |s: i32| show(write_wait_status, &s.to_ne_bytes()).unwrap();
+        assert_eq!(st(0), "[{WIFEXITED(s) && WEXITSTATUS(s) == 0}]");
+        assert_eq!(st(3 << 8), "[{WIFEXITED(s) && WEXITSTATUS(s) == 3}]");
+        assert_eq!(st(9), "[{WIFSIGNALED(s) && WTERMSIG(s) == SIGKILL}]");
+        assert_eq!(
+            st(6 | 0x80),
+            "[{WIFSIGNALED(s) && WTERMSIG(s) == SIGABRT && WCOREDUMP(s)}]"
+        );
+        assert_eq!(
+            st((19 << 8) | 0x7f),
+            "[{WIFSTOPPED(s) && WSTOPSIG(s) == SIGSTOP}]"
+        );
+        assert_eq!(st(0xffff), "[{WIFCONTINUED(s)}]");
+    }
+
+    fn dirent(name: &str) -> Vec<u8> {
+        let len = (19 + name.len() + 1).div_ceil(8) * 8;
+        let mut v = vec![0u8; len];
+        v[16..18].copy_from_slice(&(len as u16).to_ne_bytes());
+        v[19..19 + name.len()].copy_from_slice(name.as_bytes());
+        v
+    }
+
+    #[test]
+    fn directory_entries_by_name() {
+        let mut b = dirent(".");
+        b.extend(dirent(".."));
+        b.extend(dirent("a\nb"));
+        let d = |b: &[u8], cut, items| {
+            let mut s = String::new();
+            write_dirents(&mut s, b, cut, items);
+            s
+        };
+        assert_eq!(d(&b, false, 32), r#"[".", "..", "a\nb"]"#);
+        assert_eq!(d(&b, false, 2), r#"[".", "..", ...]"#);
+        assert_eq!(d(&b, true, 32), r#"[".", "..", "a\nb", ...]"#);
+        // The read stopped inside an entry.
+        assert_eq!(d(&b[..b.len() - 3], false, 32), r#"[".", "..", ...]"#);
+        assert_eq!(d(&[], false, 32), "[]");
+    }
+}
