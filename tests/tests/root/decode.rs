@@ -710,6 +710,11 @@ int main(int argc, char **argv) {
     int d = open(".", O_RDONLY | O_DIRECTORY);
     char ents[4096];
     syscall(SYS_getdents64, d, ents, sizeof ents);
+    char cwd[256];
+    syscall(SYS_getcwd, cwd, sizeof cwd);
+    symlink("data", "link");
+    char target[64];
+    readlink("link", target, sizeof target);
     pid_t c = fork();
     if (c == 0) _exit(3);
     usleep(200000);

@@ -46,8 +46,11 @@ pub enum Beauty {
     Pid,
     /// clone's flags: the flags, and the exit signal in the low byte by name.
     CloneFlags,
-    /// What a call read into a buffer (read, pread64), quoted: written by the call.
+    /// What a call read into a buffer (read, pread64, getrandom), quoted: written by the
+    /// call.
     ReadBuffer,
+    /// A path the call wrote (getcwd, readlink), whole, up to its NUL if it has one.
+    ReadPath,
     /// A `struct stat` the call filled.
     Stat,
     /// pipe/pipe2's two fds.
@@ -83,6 +86,7 @@ impl Beauty {
         matches!(
             self,
             Beauty::ReadBuffer
+                | Beauty::ReadPath
                 | Beauty::Stat
                 | Beauty::FdPair
                 | Beauty::WaitStatus
@@ -150,6 +154,7 @@ pub fn write_arg(
         | Beauty::Sockaddr
         | Beauty::Timespec
         | Beauty::ReadBuffer
+        | Beauty::ReadPath
         | Beauty::Stat
         | Beauty::FdPair
         | Beauty::WaitStatus
@@ -318,6 +323,13 @@ fn write_memory(out: &mut String, b: Beauty, aug: Augmented<'_>, style: Style) {
     match b {
         Beauty::Str | Beauty::Buffer | Beauty::ReadBuffer => {
             escape::quoted(out, bytes);
+            if aug.cut {
+                out.push_str("...");
+            }
+        }
+        Beauty::ReadPath => {
+            let end = bytes.iter().position(|&c| c == 0).unwrap_or(bytes.len());
+            escape::quoted(out, &bytes[..end]);
             if aug.cut {
                 out.push_str("...");
             }

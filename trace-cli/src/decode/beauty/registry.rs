@@ -176,6 +176,12 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
     (&["mremap"], "new_addr", Beauty::Hex),
     // What the call writes, read when it returns (strace shows these; perf 6.1 does not).
     (&["read", "pread64"], "buf", Beauty::ReadBuffer),
+    (&["getrandom"], "ubuf", Beauty::ReadBuffer),
+    (
+        &["getcwd", "readlink", "readlinkat"],
+        "buf",
+        Beauty::ReadPath,
+    ),
     (
         &[
             "newfstatat",
@@ -302,6 +308,7 @@ pub fn plan_for(_syscall: &str, specs: &[ArgSpec], beauties: &[Beauty]) -> AugPl
             Beauty::Timespec => Some((AUG_FIXED, 0, 16)),
             Beauty::Buffer => length_arg(specs, i).map(|l| (AUG_BUF, l, 32)),
             Beauty::ReadBuffer => Some((AUG_RETBUF, 0, 32)),
+            Beauty::ReadPath => Some((AUG_RETBUF, 0, AUG_KEEP_MAX as u16)),
             Beauty::Dirents => Some((AUG_RETBUF, 0, AUG_KEEP_MAX as u16)),
             Beauty::Stat => Some((AUG_FIXED, 0, std::mem::size_of::<libc::stat>() as u16)),
             Beauty::FdPair => Some((AUG_FIXED, 0, 8)),
