@@ -690,6 +690,7 @@ const OUTPUTS_PROGRAM: &str = r#"
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -710,6 +711,13 @@ int main(int argc, char **argv) {
     int d = open(".", O_RDONLY | O_DIRECTORY);
     char ents[4096];
     syscall(SYS_getdents64, d, ents, sizeof ents);
+    struct sigaction sa = {0}, old;
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGUSR1, &sa, &old);
+    sigset_t block, was;
+    sigemptyset(&block);
+    sigaddset(&block, SIGUSR2);
+    sigprocmask(SIG_BLOCK, &block, &was);
     char cwd[256];
     syscall(SYS_getcwd, cwd, sizeof cwd);
     symlink("data", "link");

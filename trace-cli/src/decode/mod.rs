@@ -88,11 +88,11 @@ impl SyscallInfo {
         plan
     }
 
-    /// A 32-bit task's structs are laid out otherwise (its `struct stat` is not the
-    /// native one): those arguments are shown as pointers.
+    /// A 32-bit task's structs are laid out otherwise (its `struct stat` and `struct
+    /// sigaction` are not the native ones): those arguments are shown as pointers.
     fn without_native_structs(&mut self) {
         for b in &mut self.beauties {
-            if *b == Beauty::Stat {
+            if matches!(b, Beauty::Stat | Beauty::SigAction | Beauty::SigActionOut) {
                 *b = Beauty::Hex;
             }
         }

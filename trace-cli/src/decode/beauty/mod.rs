@@ -57,6 +57,14 @@ pub enum Beauty {
     FdPair,
     /// wait4's status.
     WaitStatus,
+    /// A signal set (rt_sigprocmask's new set, read as given).
+    SigSet,
+    /// The signal set the call wrote (rt_sigprocmask's old set).
+    SigSetOut,
+    /// A struct sigaction (rt_sigaction's new action).
+    SigAction,
+    /// The struct sigaction the call wrote (rt_sigaction's old action).
+    SigActionOut,
     /// getdents64's entries.
     Dirents,
 }
@@ -77,7 +85,13 @@ impl Beauty {
         self.is_output()
             || matches!(
                 self,
-                Beauty::Str | Beauty::Argv | Beauty::Buffer | Beauty::Sockaddr | Beauty::Timespec
+                Beauty::Str
+                    | Beauty::Argv
+                    | Beauty::Buffer
+                    | Beauty::Sockaddr
+                    | Beauty::Timespec
+                    | Beauty::SigSet
+                    | Beauty::SigAction
             )
     }
 
@@ -91,6 +105,8 @@ impl Beauty {
                 | Beauty::FdPair
                 | Beauty::WaitStatus
                 | Beauty::Dirents
+                | Beauty::SigSetOut
+                | Beauty::SigActionOut
         )
     }
 
@@ -158,6 +174,10 @@ pub fn write_arg(
         | Beauty::Stat
         | Beauty::FdPair
         | Beauty::WaitStatus
+        | Beauty::SigSet
+        | Beauty::SigSetOut
+        | Beauty::SigAction
+        | Beauty::SigActionOut
         | Beauty::Dirents => match mem {
             Some(Ok(aug)) => {
                 write_memory(out, b, aug, style);
@@ -334,11 +354,19 @@ fn write_memory(out: &mut String, b: Beauty, aug: Augmented<'_>, style: Style) {
                 out.push_str("...");
             }
         }
-        Beauty::Stat | Beauty::FdPair | Beauty::WaitStatus => {
+        Beauty::Stat
+        | Beauty::FdPair
+        | Beauty::WaitStatus
+        | Beauty::SigSet
+        | Beauty::SigSetOut
+        | Beauty::SigAction
+        | Beauty::SigActionOut => {
             let start = out.len();
             let done = match b {
                 Beauty::Stat => structs::write_stat(out, bytes),
                 Beauty::FdPair => structs::write_fd_pair(out, bytes),
+                Beauty::SigSet | Beauty::SigSetOut => structs::write_sigset(out, bytes),
+                Beauty::SigAction | Beauty::SigActionOut => structs::write_sigaction(out, bytes),
                 _ => structs::write_wait_status(out, bytes),
             };
             if !done {

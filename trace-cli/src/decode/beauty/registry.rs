@@ -197,6 +197,10 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
     ),
     (&["pipe", "pipe2"], "fildes", Beauty::FdPair),
     (&["wait4"], "stat_addr", Beauty::WaitStatus),
+    (&["rt_sigaction"], "act", Beauty::SigAction),
+    (&["rt_sigaction"], "oact", Beauty::SigActionOut),
+    (&["rt_sigprocmask"], "nset", Beauty::SigSet),
+    (&["rt_sigprocmask"], "oset", Beauty::SigSetOut),
     (&["getdents64"], "dirent", Beauty::Dirents),
     // perf: the file offset in hex, the ioctl argument as the pointer it mostly is.
     (&["mmap"], "off", Beauty::Hex),
@@ -313,6 +317,8 @@ pub fn plan_for(_syscall: &str, specs: &[ArgSpec], beauties: &[Beauty]) -> AugPl
             Beauty::Stat => Some((AUG_FIXED, 0, std::mem::size_of::<libc::stat>() as u16)),
             Beauty::FdPair => Some((AUG_FIXED, 0, 8)),
             Beauty::WaitStatus => Some((AUG_FIXED, 0, 4)),
+            Beauty::SigSet | Beauty::SigSetOut => Some((AUG_FIXED, 0, 8)),
+            Beauty::SigAction | Beauty::SigActionOut => Some((AUG_FIXED, 0, 32)),
             Beauty::Sockaddr => length_arg(specs, i).map(|l| (AUG_BUF, l, 128)),
             _ => None,
         };

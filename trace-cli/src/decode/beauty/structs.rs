@@ -148,6 +148,71 @@ pub fn write_dirents(out: &mut String, b: &[u8], cut: bool, items: usize) -> boo
     true
 }
 
+/// A signal set as strace writes it: `[INT TERM]`, or `~[KILL STOP]` when most
+/// signals are in it (what is missing, after `~`). Real-time signals are `RT_n`.
+pub fn write_sigset(out: &mut String, b: &[u8]) -> bool {
+    let Some(set) = b.get(0..8) else {
+        return false;
+    };
+    let set = u64::from_ne_bytes(set.try_into().unwrap_or([0; 8]));
+    let (shown, invert) = if set.count_ones() > 32 {
+        (!set, true)
+    } else {
+        (set, false)
+    };
+    if invert {
+        out.push('~');
+    }
+    out.push('[');
+    let mut first = true;
+    for sig in 1..=64u64 {
+        if shown & (1 << (sig - 1)) == 0 {
+            continue;
+        }
+        if !first {
+            out.push(' ');
+        }
+        first = false;
+        match tables::SIGNALS.entries.iter().find(|(v, _)| *v == sig) {
+            Some((_, name)) => out.push_str(name),
+            None if sig >= 32 => {
+                let _ = write!(out, "RT_{}", sig - 32);
+            }
+            None => {
+                let _ = write!(out, "{sig}");
+            }
+        }
+    }
+    out.push(']');
+    true
+}
+
+/// The kernel's `struct sigaction` (handler, flags, restorer, mask, 8 bytes each on a
+/// 64-bit kernel): `{ .sa_handler: SIG_IGN, .sa_flags: RESTORER, .sa_mask: [] }`.
+pub fn write_sigaction(out: &mut String, b: &[u8]) -> bool {
+    let word = |i: usize| {
+        b.get(i * 8..i * 8 + 8)
+            .map(|w| u64::from_ne_bytes(w.try_into().unwrap_or([0; 8])))
+    };
+    let (Some(handler), Some(flags), Some(_)) = (word(0), word(1), word(3)) else {
+        return false;
+    };
+    out.push_str("{ .sa_handler: ");
+    match handler {
+        0 => out.push_str("SIG_DFL"),
+        1 => out.push_str("SIG_IGN"),
+        h => {
+            let _ = write!(out, "{h:#x}");
+        }
+    }
+    out.push_str(", .sa_flags: ");
+    super::write_flags(out, flags, &tables::SA_FLAGS, false);
+    out.push_str(", .sa_mask: ");
+    write_sigset(out, &b[24..32]);
+    out.push_str(" }");
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,6 +278,24 @@ mod tests {
             "[{WIFSTOPPED(s) && WSTOPSIG(s) == SIGSTOP}]"
         );
         assert_eq!(st(0xffff), "[{WIFCONTINUED(s)}]");
+    }
+
+    #[test]
+    fn signal_sets_and_actions() {
+        let set = |v: u64| show(write_sigset, &v.to_ne_bytes()).unwrap();
+        assert_eq!(set(0), "[]");
+        assert_eq!(set((1 << 1) | (1 << 14)), "[INT TERM]");
+        assert_eq!(set(1 << 33), "[RT_2]");
+        assert_eq!(set(!((1 << 8) | (1 << 18))), "~[KILL STOP]");
+        let mut act = 1u64.to_ne_bytes().to_vec();
+        act.extend((0x0400_0000u64 | libc::SA_RESTART as u64).to_ne_bytes());
+        act.extend(0x7f00u64.to_ne_bytes());
+        act.extend((1u64 << 16).to_ne_bytes());
+        assert_eq!(
+            show(write_sigaction, &act).unwrap(),
+            "{ .sa_handler: SIG_IGN, .sa_flags: RESTORER|RESTART, .sa_mask: [CHLD] }"
+        );
+        assert_eq!(show(write_sigaction, &act[..16]), None);
     }
 
     fn dirent(name: &str) -> Vec<u8> {

@@ -235,6 +235,21 @@ pub const SIGNALS: Table = Table {
     ],
 };
 
+/// struct sigaction's sa_flags.
+pub const SA_FLAGS: Table = Table {
+    prefix: "SA_",
+    entries: &[
+        (c!(libc::SA_NOCLDSTOP), "NOCLDSTOP"),
+        (c!(libc::SA_NOCLDWAIT), "NOCLDWAIT"),
+        (c!(libc::SA_SIGINFO), "SIGINFO"),
+        (0x0400_0000, "RESTORER"),
+        (c!(libc::SA_ONSTACK), "ONSTACK"),
+        (c!(libc::SA_RESTART), "RESTART"),
+        (c!(libc::SA_NODEFER), "NODEFER"),
+        (c!(libc::SA_RESETHAND), "RESETHAND"),
+    ],
+};
+
 pub const SIGPROCMASK_HOW: Table = Table {
     prefix: "SIG_",
     entries: &[
