@@ -39,6 +39,9 @@ pub const AUG_ARGV: u8 = 4;
 /// A buffer the call filled (read, getdents64): as many bytes as it returned, capped
 /// at `max`; nothing when it failed.
 pub const AUG_RETBUF: u8 = 5;
+/// A buffer whose length is the int that argument `len_arg` points to, read when the
+/// call returns (a value-result length: getsockname's, accept's), capped at `max`.
+pub const AUG_LENPTR: u8 = 6;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

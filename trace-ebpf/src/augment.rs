@@ -16,9 +16,9 @@ use aya_ebpf::{
 use trace_common::{
     SyscallRecord,
     augment::{
-        AUG_ARGV, AUG_ARGV_LOOP, AUG_BUF, AUG_FAILED, AUG_FIXED, AUG_KEEP_MAX, AUG_NO_ARG,
-        AUG_NONE, AUG_PLAN_ENTRIES, AUG_RETBUF, AUG_SLOT_BYTES, AUG_SLOTS, AUG_STR, AugPlan,
-        AugSlot,
+        AUG_ARGV, AUG_ARGV_LOOP, AUG_BUF, AUG_FAILED, AUG_FIXED, AUG_KEEP_MAX, AUG_LENPTR,
+        AUG_NO_ARG, AUG_NONE, AUG_PLAN_ENTRIES, AUG_RETBUF, AUG_SLOT_BYTES, AUG_SLOTS, AUG_STR,
+        AugPlan, AugSlot,
     },
     record::SYSCALL_RECORD_SIZE,
 };
@@ -161,9 +161,14 @@ fn read_slot(slot: &AugSlot, args: &[u64; 6], ret: i64, dst: *mut u8) -> (u16, b
                 n as usize == AUG_SLOT_BYTES && goes_on(src + kept),
             )
         }
-        AUG_BUF | AUG_FIXED | AUG_RETBUF => {
+        AUG_BUF | AUG_FIXED | AUG_RETBUF | AUG_LENPTR => {
+            let len_arg = args[(slot.len_arg & 7) as usize % 6];
             let want = match slot.kind {
-                AUG_BUF => args[(slot.len_arg & 7) as usize % 6],
+                AUG_BUF => len_arg,
+                AUG_LENPTR => match read_word(len_arg, 4) {
+                    Some(n) => u64::from(n as u32),
+                    None => return (AUG_FAILED, false),
+                },
                 AUG_RETBUF if ret >= 0 => ret as u64,
                 AUG_RETBUF => return (AUG_FAILED, false),
                 _ => u64::from(slot.max),

@@ -769,3 +769,86 @@ fn what_a_call_writes_is_shown_when_it_succeeded() {
     );
     find("clone", "|SIGCHLD");
 }
+
+const SOCKETS_PROGRAM: &str = r#"
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+int main(void) {
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof a;
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    bind(s, (struct sockaddr *)&a, sizeof a);
+    listen(s, 1);
+    getsockname(s, (struct sockaddr *)&a, &len);
+    int c = socket(AF_INET, SOCK_STREAM, 0);
+    connect(c, (struct sockaddr *)&a, sizeof a);
+    struct sockaddr_in peer;
+    len = sizeof peer;
+    int x = accept4(s, (struct sockaddr *)&peer, &len, SOCK_CLOEXEC);
+    send(c, "hi", 2, 0);
+    char buf[16];
+    struct sockaddr_storage from;
+    len = sizeof from;
+    recvfrom(x, buf, sizeof buf, 0, (struct sockaddr *)&from, &len);
+    int pair[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, pair);
+    struct sockaddr_storage un;
+    len = sizeof un;
+    getsockname(pair[0], (struct sockaddr *)&un, &len);
+    struct rlimit64 rl;
+    syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, &rl);
+    struct utsname u;
+    uname(&u);
+    struct statx sx;
+    statx(AT_FDCWD, "/etc/hostname", 0, STATX_BASIC_STATS, &sx);
+    return 0;
+}
+"#;
+
+/// Socket addresses the kernel wrote (sized by the length it wrote back, so an unnamed
+/// socket shows only its family and a connected stream none), limits, uname, statx.
+#[test]
+fn addresses_limits_and_names_the_kernel_wrote() {
+    if !bpf_ready("addresses_limits_and_names_the_kernel_wrote") {
+        return;
+    }
+    let dir = scratch_dir("sockets");
+    let bin = compile(&dir, "sockets", SOCKETS_PROGRAM);
+    let r = run(rtrace().arg("--").arg(&bin), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    let find = |name: &str, has: &str| {
+        lines
+            .iter()
+            .find(|l| l.name == name && l.args.contains(has))
+            .unwrap_or_else(|| panic!("no {name} line with {has}{r}"))
+    };
+    find("getsockname", "usockaddr: { .family: PF_INET, port: ");
+    find("getsockname", "usockaddr: { .family: PF_LOCAL },");
+    let accept = find("accept4", "upeer_sockaddr: { .family: PF_INET, port: ");
+    assert!(accept.args.ends_with("flags: CLOEXEC"), "{}", accept.args);
+    find("recvfrom", "ubuf: \"hi\", size: 16, addr: {},");
+    find("prlimit64", "old_rlim: { .rlim_cur: ");
+    find("uname", "name: { .sysname: \"Linux\", .nodename: ");
+    let statx = find("statx", "filename: \"/etc/hostname\"");
+    let meta = std::fs::metadata("/etc/hostname").unwrap();
+    let (mode, size) = (
+        std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777,
+        meta.len(),
+    );
+    assert!(
+        statx.args.contains(&format!(
+            ".stx_mode: S_IFREG|{mode:04o}, .stx_size: {size}, ... }}"
+        )),
+        "{}",
+        statx.args
+    );
+}

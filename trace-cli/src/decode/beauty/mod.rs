@@ -65,6 +65,16 @@ pub enum Beauty {
     SigAction,
     /// The struct sigaction the call wrote (rt_sigaction's old action).
     SigActionOut,
+    /// A socket address the call wrote (getsockname, accept, recvfrom).
+    SockaddrOut,
+    /// A resource limit (prlimit64's new one, setrlimit's).
+    Rlimit,
+    /// The resource limit the call wrote (prlimit64's old one, getrlimit's).
+    RlimitOut,
+    /// uname's answer.
+    Utsname,
+    /// statx's answer.
+    Statx,
     /// getdents64's entries.
     Dirents,
 }
@@ -92,6 +102,7 @@ impl Beauty {
                     | Beauty::Timespec
                     | Beauty::SigSet
                     | Beauty::SigAction
+                    | Beauty::Rlimit
             )
     }
 
@@ -107,6 +118,10 @@ impl Beauty {
                 | Beauty::Dirents
                 | Beauty::SigSetOut
                 | Beauty::SigActionOut
+                | Beauty::SockaddrOut
+                | Beauty::RlimitOut
+                | Beauty::Utsname
+                | Beauty::Statx
         )
     }
 
@@ -178,6 +193,11 @@ pub fn write_arg(
         | Beauty::SigSetOut
         | Beauty::SigAction
         | Beauty::SigActionOut
+        | Beauty::SockaddrOut
+        | Beauty::Rlimit
+        | Beauty::RlimitOut
+        | Beauty::Utsname
+        | Beauty::Statx
         | Beauty::Dirents => match mem {
             Some(Ok(aug)) => {
                 write_memory(out, b, aug, style);
@@ -360,13 +380,20 @@ fn write_memory(out: &mut String, b: Beauty, aug: Augmented<'_>, style: Style) {
         | Beauty::SigSet
         | Beauty::SigSetOut
         | Beauty::SigAction
-        | Beauty::SigActionOut => {
+        | Beauty::SigActionOut
+        | Beauty::Rlimit
+        | Beauty::RlimitOut
+        | Beauty::Utsname
+        | Beauty::Statx => {
             let start = out.len();
             let done = match b {
                 Beauty::Stat => structs::write_stat(out, bytes),
                 Beauty::FdPair => structs::write_fd_pair(out, bytes),
                 Beauty::SigSet | Beauty::SigSetOut => structs::write_sigset(out, bytes),
                 Beauty::SigAction | Beauty::SigActionOut => structs::write_sigaction(out, bytes),
+                Beauty::Rlimit | Beauty::RlimitOut => structs::write_rlimit(out, bytes),
+                Beauty::Utsname => structs::write_utsname(out, bytes),
+                Beauty::Statx => structs::write_statx(out, bytes),
                 _ => structs::write_wait_status(out, bytes),
             };
             if !done {
@@ -400,7 +427,7 @@ fn write_memory(out: &mut String, b: Beauty, aug: Augmented<'_>, style: Style) {
             }
             out.push(']');
         }
-        Beauty::Sockaddr => write_sockaddr(out, bytes),
+        Beauty::Sockaddr | Beauty::SockaddrOut => write_sockaddr(out, bytes),
         Beauty::Timespec => write_timespec(out, bytes, style.compact),
         _ => {}
     }
@@ -433,6 +460,8 @@ fn write_sockaddr(out: &mut String, b: &[u8]) {
                 std::net::Ipv6Addr::from(a)
             );
         }
+        // An unnamed socket: only the family (its length says so).
+        libc::AF_UNIX if b.len() == 2 => out.push_str("{ .family: PF_LOCAL }"),
         libc::AF_UNIX => {
             let path = &b[2..];
             out.push_str("{ .family: PF_LOCAL, path: ");

@@ -2,8 +2,8 @@
 //! then perf's heuristics on the argument's name and C type from tracefs.
 
 use trace_common::augment::{
-    AUG_ARGV, AUG_BUF, AUG_FIXED, AUG_KEEP_MAX, AUG_NONE, AUG_RETBUF, AUG_SLOTS, AUG_STR, AugPlan,
-    AugSlot,
+    AUG_ARGV, AUG_BUF, AUG_FIXED, AUG_KEEP_MAX, AUG_LENPTR, AUG_NONE, AUG_RETBUF, AUG_SLOTS,
+    AUG_STR, AugPlan, AugSlot,
 };
 
 use super::{Beauty, tables as t};
@@ -197,6 +197,25 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
     ),
     (&["pipe", "pipe2"], "fildes", Beauty::FdPair),
     (&["wait4"], "stat_addr", Beauty::WaitStatus),
+    (
+        &["getsockname", "getpeername"],
+        "usockaddr",
+        Beauty::SockaddrOut,
+    ),
+    (
+        &["accept", "accept4"],
+        "upeer_sockaddr",
+        Beauty::SockaddrOut,
+    ),
+    (&["accept4"], "flags", Beauty::Flags(&t::SOCKET_TYPE_FLAGS)),
+    (&["recvfrom"], "addr", Beauty::SockaddrOut),
+    (&["recvfrom"], "ubuf", Beauty::ReadBuffer),
+    (&["prlimit64"], "new_rlim", Beauty::Rlimit),
+    (&["prlimit64"], "old_rlim", Beauty::RlimitOut),
+    (&["setrlimit"], "rlim", Beauty::Rlimit),
+    (&["getrlimit"], "rlim", Beauty::RlimitOut),
+    (&["uname", "newuname"], "name", Beauty::Utsname),
+    (&["statx"], "buffer", Beauty::Statx),
     (&["rt_sigaction"], "act", Beauty::SigAction),
     (&["rt_sigaction"], "oact", Beauty::SigActionOut),
     (&["rt_sigprocmask"], "nset", Beauty::SigSet),
@@ -296,6 +315,17 @@ fn length_arg(specs: &[ArgSpec], i: usize) -> Option<usize> {
         .map(|(j, _)| j)
 }
 
+/// The argument pointing to an output sockaddr's length (value-result).
+fn length_ptr_arg(specs: &[ArgSpec], i: usize) -> Option<usize> {
+    const LEN_NAMES: &[&str] = &["usockaddr_len", "upeer_addrlen", "addr_len"];
+    specs
+        .iter()
+        .enumerate()
+        .skip(i + 1)
+        .find(|(_, a)| LEN_NAMES.contains(&a.name.as_str()) && a.ty.contains('*'))
+        .map(|(j, _)| j)
+}
+
 /// What the kernel side copies for this syscall, when it returns: at most two
 /// arguments, in order. (An execve that succeeds has no old memory left to read: the
 /// kernel side sends what the new program received instead.)
@@ -319,6 +349,10 @@ pub fn plan_for(_syscall: &str, specs: &[ArgSpec], beauties: &[Beauty]) -> AugPl
             Beauty::WaitStatus => Some((AUG_FIXED, 0, 4)),
             Beauty::SigSet | Beauty::SigSetOut => Some((AUG_FIXED, 0, 8)),
             Beauty::SigAction | Beauty::SigActionOut => Some((AUG_FIXED, 0, 32)),
+            Beauty::SockaddrOut => length_ptr_arg(specs, i).map(|l| (AUG_LENPTR, l, 128)),
+            Beauty::Rlimit | Beauty::RlimitOut => Some((AUG_FIXED, 0, 16)),
+            Beauty::Utsname => Some((AUG_FIXED, 0, 390)),
+            Beauty::Statx => Some((AUG_FIXED, 0, 256)),
             Beauty::Sockaddr => length_arg(specs, i).map(|l| (AUG_BUF, l, 128)),
             _ => None,
         };

@@ -213,6 +213,72 @@ pub fn write_sigaction(out: &mut String, b: &[u8]) -> bool {
     true
 }
 
+/// A `struct rlimit64`: `{ .rlim_cur: 8388608, .rlim_max: RLIM_INFINITY }`.
+pub fn write_rlimit(out: &mut String, b: &[u8]) -> bool {
+    let (Some(cur), Some(max)) = (b.get(0..8), b.get(8..16)) else {
+        return false;
+    };
+    let v = |out: &mut String, x: &[u8]| match u64::from_ne_bytes(x.try_into().unwrap_or([0; 8])) {
+        u64::MAX => out.push_str("RLIM_INFINITY"),
+        n => {
+            let _ = write!(out, "{n}");
+        }
+    };
+    out.push_str("{ .rlim_cur: ");
+    v(out, cur);
+    out.push_str(", .rlim_max: ");
+    v(out, max);
+    out.push_str(" }");
+    true
+}
+
+/// `struct new_utsname` (six fields of 65 bytes): the system and node names, as strace
+/// abbreviates it.
+pub fn write_utsname(out: &mut String, b: &[u8]) -> bool {
+    const FIELD: usize = 65;
+    let (Some(sys), Some(node)) = (b.get(0..FIELD), b.get(FIELD..2 * FIELD)) else {
+        return false;
+    };
+    fn cut(f: &[u8]) -> &[u8] {
+        &f[..f.iter().position(|&c| c == 0).unwrap_or(f.len())]
+    }
+    out.push_str("{ .sysname: ");
+    escape::quoted(out, cut(sys));
+    out.push_str(", .nodename: ");
+    escape::quoted(out, cut(node));
+    out.push_str(", ... }");
+    true
+}
+
+/// `struct statx`: what it holds, the type and permissions, and the size (or a
+/// device's numbers), as strace abbreviates it.
+pub fn write_statx(out: &mut String, b: &[u8]) -> bool {
+    if b.len() < 256 {
+        return false;
+    }
+    let u32_at = |i: usize| u32::from_ne_bytes(b[i..i + 4].try_into().unwrap_or([0; 4]));
+    let mask = u64::from(u32_at(0));
+    let mode = u32::from(u16::from_ne_bytes([b[28], b[29]]));
+    let size = u64::from_ne_bytes(b[40..48].try_into().unwrap_or([0; 8]));
+    out.push_str("{ .stx_mask: ");
+    super::write_flags(out, mask, &tables::STATX_MASK, false);
+    out.push_str(", .stx_mode: ");
+    write_mode(out, mode);
+    let kind = mode & libc::S_IFMT;
+    if kind == libc::S_IFCHR || kind == libc::S_IFBLK {
+        let _ = write!(
+            out,
+            ", .stx_rdev: makedev({:#x}, {:#x})",
+            u32_at(128),
+            u32_at(132)
+        );
+    } else {
+        let _ = write!(out, ", .stx_size: {size}");
+    }
+    out.push_str(", ... }");
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -296,6 +362,34 @@ mod tests {
             "{ .sa_handler: SIG_IGN, .sa_flags: RESTORER|RESTART, .sa_mask: [CHLD] }"
         );
         assert_eq!(show(write_sigaction, &act[..16]), None);
+    }
+
+    #[test]
+    fn rlimits_names_and_statx() {
+        let mut r = 8_388_608u64.to_ne_bytes().to_vec();
+        r.extend(u64::MAX.to_ne_bytes());
+        assert_eq!(
+            show(write_rlimit, &r).unwrap(),
+            "{ .rlim_cur: 8388608, .rlim_max: RLIM_INFINITY }"
+        );
+        let mut u = vec![0u8; 390];
+        u[..5].copy_from_slice(b"Linux");
+        u[65..67].copy_from_slice(b"vm");
+        assert_eq!(
+            show(write_utsname, &u).unwrap(),
+            r#"{ .sysname: "Linux", .nodename: "vm", ... }"#
+        );
+        let mut x = vec![0u8; 256];
+        x[0..4].copy_from_slice(&0x7ffu32.to_ne_bytes());
+        x[28..30].copy_from_slice(&((libc::S_IFREG | 0o644) as u16).to_ne_bytes());
+        x[40..48].copy_from_slice(&6u64.to_ne_bytes());
+        let shown = show(write_statx, &x).unwrap();
+        assert!(
+            shown.ends_with(".stx_mode: S_IFREG|0644, .stx_size: 6, ... }"),
+            "{shown}"
+        );
+        assert!(shown.starts_with("{ .stx_mask: TYPE|"), "{shown}");
+        assert_eq!(show(write_statx, &x[..100]), None);
     }
 
     fn dirent(name: &str) -> Vec<u8> {
