@@ -23,6 +23,8 @@ mod workload;
 use clap::Parser;
 
 fn main() {
+    // Before rtrace opens anything: what a command it runs will inherit.
+    decode::fd_table::snapshot_inherited_fds();
     let args = match cli::Args::try_parse() {
         Ok(a) => a,
         Err(e) if !e.use_stderr() => {

@@ -33,7 +33,7 @@ use crate::{
         Catalog,
         beauty::Beauty,
         classes,
-        fd_table::{self, CwdSeed, FdTable},
+        fd_table::{self, FdTable, ProcSeed},
         syscall_table,
     },
     kernel::{
@@ -208,7 +208,10 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     }
     loader::attach_syscalls(&mut bpf)?;
     // Where each target is, read once tracing has begun (the held command has not run).
-    let cwd_seeds = CwdSeed::read(processes_to_seed(&cfg, workload.as_ref()));
+    let proc_seeds = ProcSeed::read(
+        processes_to_seed(&cfg, workload.as_ref()),
+        workload.as_ref().map(|w| w.pid),
+    );
     if let (Some(sig), Some(_)) = (signals::stop_requested(), &workload) {
         // Asked to stop before the command ran: it never runs (dropping it makes the
         // held child exit), and rtrace ends as the signal asked.
@@ -236,7 +239,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         &mut out,
         pidfd.as_ref(),
         workload.as_ref(),
-        cwd_seeds,
+        proc_seeds,
     )?;
     if let Some(summary) = &cfg.summary {
         // Detach the syscall programs first: the numbers read below no longer move.
@@ -544,7 +547,7 @@ fn event_loop(
     out: &mut Sink,
     pidfd: Option<&OwnedFd>,
     workload: Option<&Workload>,
-    cwd_seeds: Vec<CwdSeed>,
+    proc_seeds: Vec<ProcSeed>,
 ) -> Result<Ended, SessionError> {
     let ring_map = bpf.take_map(EVENTS).ok_or(LoadError::MissingMap(EVENTS))?;
     let mut ring: RingBuf<MapData> = RingBuf::try_from(ring_map).map_err(|e| SessionError::Io {
@@ -581,7 +584,7 @@ fn event_loop(
         printed: 0,
         cfg,
     };
-    printer.fds.seed_cwds(cwd_seeds);
+    printer.fds.seed_procs(proc_seeds);
     let mut reported_lost = 0u64;
     let mut exit_code = None;
     let mut stop_at: Option<Instant> = None;
@@ -749,7 +752,6 @@ impl Printer<'_> {
                 .is_some_and(|(p, shown)| shown && p.nr == rec.nr);
             self.line.clear();
             let info = self.catalog.get(rec.nr);
-            self.fds.prepare(&rec, info);
             let early_rec = early.as_deref().and_then(SyscallRecord::from_bytes);
             let mem = |i: usize| {
                 rec.augmented(&item, i).or_else(|| {
@@ -804,7 +806,6 @@ impl Printer<'_> {
             let rec = *rec;
             self.line.clear();
             let info = self.catalog.get(rec.nr);
-            self.fds.prepare(&rec, info);
             let fds = &self.fds;
             let fd_path = |fd: i32| fds.path(rec.pid, fd);
             self.fmt

@@ -2,6 +2,7 @@
 
 mod bench;
 mod docs;
+mod fidelity;
 mod run;
 mod setup;
 mod test;
@@ -34,6 +35,18 @@ enum Task {
         /// Syscalls of each kind (read, write) the workload makes.
         #[arg(long, default_value_t = 200_000)]
         calls: u64,
+    },
+    /// Trace real programs with rtrace, perf trace and strace and compare the lines (as
+    /// root): calls, the share identical to perf's, the differences by class.
+    Fidelity {
+        /// Only the first few programs (CI's check that the tool works).
+        #[arg(long)]
+        quick: bool,
+        /// Print examples of each kind of difference.
+        #[arg(short, long)]
+        verbose: bool,
+        /// Only these programs of the corpus (by name).
+        only: Vec<String>,
     },
     /// Write shell completions (bash, zsh, fish) and the man page under target/doc-gen/.
     Docs,
@@ -74,6 +87,14 @@ fn real_main() -> Result<()> {
     unsafe { std::env::set_var("PATH", joined) };
     match cli.task {
         Task::Setup => setup::setup(),
+        Task::Fidelity {
+            quick,
+            verbose,
+            only,
+        } => {
+            setup::setup()?;
+            fidelity::fidelity(quick, &only, verbose)
+        }
         Task::Docs => docs::generate(std::path::Path::new("target/doc-gen")),
         Task::Trace { args } => {
             setup::setup()?;

@@ -852,3 +852,39 @@ fn addresses_limits_and_names_the_kernel_wrote() {
         statx.args
     );
 }
+
+/// An fd's path comes from what was traced, from /proc when tracing started, or from
+/// the fds rtrace itself was started with (the command inherits them): never from /proc
+/// when the record is read, which may already show what the process did after the call.
+/// (The old binary showed `fcntl(fd: 7</etc/hostname>, …) = -1 EBADF`: fd 7 was not open
+/// yet; and no path for the stdout a short program inherited.)
+#[test]
+fn fd_paths_are_never_read_from_the_future() {
+    if !bpf_ready("fd_paths_are_never_read_from_the_future") {
+        return;
+    }
+    let r = run(
+        rtrace().args(["--", "sh", "-c", "echo hi; exec 7</etc/hostname; cat <&7"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    let probe = lines
+        .iter()
+        .find(|l| l.name == "fcntl" && l.args.starts_with("fd: 7") && l.ret.contains("EBADF"))
+        .unwrap_or_else(|| panic!("no fcntl of the closed fd 7{r}"));
+    assert_eq!(
+        probe.args, "fd: 7, cmd: DUPFD, arg: 10",
+        "no path for a closed fd"
+    );
+    // run() gives rtrace a pipe for stdout, and the command inherits it.
+    let echo = lines
+        .iter()
+        .find(|l| l.name == "write" && l.args.contains("buf: \"hi\\n\""))
+        .unwrap_or_else(|| panic!("no write of hi{r}"));
+    assert!(
+        echo.args.starts_with("fd: 1<pipe:["),
+        "the inherited stdout: {}",
+        echo.args
+    );
+}

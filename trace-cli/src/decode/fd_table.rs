@@ -48,13 +48,16 @@ struct Cwd {
     read_between: Option<(u64, u64)>,
 }
 
-/// A working directory read from /proc when tracing started.
+/// A process's working directory and open fds, read from /proc when tracing started.
 #[derive(Clone, Debug)]
-pub struct CwdSeed {
+pub struct ProcSeed {
     pub pid: u32,
     pub path: Path,
     pub before_ns: u64,
     pub after_ns: u64,
+    /// `None`: take the fds rtrace was started with (the command rtrace runs, read
+    /// while it is held, still has rtrace's close-on-exec pipes open).
+    pub fds: Option<Vec<(i32, Box<[u8]>)>>,
 }
 
 /// CLOCK_MONOTONIC in nanoseconds, the clock of the records' times.
@@ -68,21 +71,37 @@ fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-impl CwdSeed {
-    /// Reads the working directory of each process in `pids` from `/proc`.
-    pub fn read(pids: impl IntoIterator<Item = u32>) -> Vec<CwdSeed> {
+impl ProcSeed {
+    /// Reads the working directory and the fds of each process in `pids` from `/proc`;
+    /// `command`'s fds are the ones rtrace was started with.
+    pub fn read(pids: impl IntoIterator<Item = u32>, command: Option<u32>) -> Vec<ProcSeed> {
         pids.into_iter()
             .map(|pid| {
                 let before_ns = monotonic_ns();
-                let path = i32::try_from(pid)
-                    .ok()
-                    .and_then(|pid| Process::new(pid).ok()?.cwd().ok())
+                let process = i32::try_from(pid).ok().and_then(|p| Process::new(p).ok());
+                let path = process
+                    .as_ref()
+                    .and_then(|p| p.cwd().ok())
                     .map(|p| p.into_os_string().into_encoded_bytes().into_boxed_slice());
-                CwdSeed {
+                let fds = (Some(pid) != command).then(|| {
+                    process
+                        .as_ref()
+                        .and_then(|p| p.fd().ok())
+                        .map(|fds| {
+                            fds.filter_map(|f| {
+                                let fd = f.ok()?.fd;
+                                Some((fd, fd_link(pid, fd)?))
+                            })
+                            .collect()
+                        })
+                        .unwrap_or_default()
+                });
+                ProcSeed {
                     pid,
                     path,
                     before_ns,
                     after_ns: monotonic_ns(),
+                    fds,
                 }
             })
             .collect()
@@ -107,6 +126,26 @@ fn fd_link(pid: u32, fd: i32) -> Path {
         FDTarget::Unknown(kind, rest) => format!("{kind}:{rest}"),
     };
     Some(text.into_bytes().into_boxed_slice())
+}
+
+/// The fds rtrace itself was started with, and what they refer to: the ones a command it
+/// runs keeps after its exec (rtrace opens everything of its own close-on-exec). Taken
+/// once, first thing in `main`, before rtrace opens anything.
+static INHERITED: std::sync::OnceLock<Vec<(i32, Box<[u8]>)>> = std::sync::OnceLock::new();
+
+pub fn snapshot_inherited_fds() {
+    let me = std::process::id();
+    let fds = Process::myself()
+        .and_then(|p| p.fd())
+        .map(|fds| {
+            fds.filter_map(|f| {
+                let fd = f.ok()?.fd;
+                Some((fd, fd_link(me, fd)?))
+            })
+            .collect()
+        })
+        .unwrap_or_default();
+    let _ = INHERITED.set(fds);
 }
 
 /// `base/rel`, without a `./` in front of `rel` or a `.` at its end.
@@ -145,12 +184,23 @@ impl FdTable {
         }
     }
 
-    /// Starts from the working directories read when tracing began.
-    pub fn seed_cwds(&mut self, seeds: Vec<CwdSeed>) {
-        if !self.cwd_enabled {
-            return;
-        }
+    /// Starts from the working directories and fds read when tracing began. (An fd met
+    /// later is never looked up in /proc: by the time its record is read, /proc may
+    /// show what the process did after the call.)
+    pub fn seed_procs(&mut self, seeds: Vec<ProcSeed>) {
         for s in seeds {
+            if self.enabled {
+                let fds = match &s.fds {
+                    Some(fds) => fds.as_slice(),
+                    None => INHERITED.get().map_or(&[][..], Vec::as_slice),
+                };
+                for (fd, path) in fds {
+                    self.paths.insert((s.pid, *fd), Some(path.clone()));
+                }
+            }
+            if !self.cwd_enabled {
+                continue;
+            }
             self.cwds.insert(
                 s.pid,
                 Cwd {
@@ -159,30 +209,6 @@ impl FdTable {
                     read_between: Some((s.before_ns, s.after_ns)),
                 },
             );
-        }
-    }
-
-    fn fd_args<'a>(
-        info: &'a SyscallInfo,
-        rec: &'a SyscallRecord,
-    ) -> impl Iterator<Item = i32> + 'a {
-        info.beauties
-            .iter()
-            .zip(rec.args.iter())
-            .filter(|(b, _)| matches!(b, Beauty::Fd | Beauty::Dfd))
-            .map(|(_, &raw)| raw as u32 as i32)
-            .filter(|&fd| fd >= 0)
-    }
-
-    /// Learns, from /proc, the fds this record shows that are not known yet.
-    pub fn prepare(&mut self, rec: &SyscallRecord, info: &SyscallInfo) {
-        if !self.enabled || !rec.has_entry() {
-            return;
-        }
-        for fd in Self::fd_args(info, rec) {
-            self.paths
-                .entry((rec.pid, fd))
-                .or_insert_with(|| fd_link(rec.pid, fd));
         }
     }
 
@@ -250,9 +276,25 @@ impl FdTable {
                     .map(Into::into),
             };
             self.changed_dir(rec, to);
-        } else if self.cwd_enabled && FORKS.contains(&name) && ret > 0 {
+        } else if FORKS.contains(&name) && ret > 0 {
             let thread = name == "clone" && rec.args[0] & libc::CLONE_THREAD as u64 != 0;
             let child = ret as u32;
+            if !thread {
+                // A new process starts with its parent's fds (the ones it has not
+                // changed already, if its own records came first).
+                let parent: Vec<(i32, Path)> = self
+                    .paths
+                    .iter()
+                    .filter(|((p, _), _)| *p == rec.pid)
+                    .map(|((_, fd), path)| (*fd, path.clone()))
+                    .collect();
+                for (fd, path) in parent {
+                    self.paths.entry((child, fd)).or_insert(path);
+                }
+            }
+            if !self.cwd_enabled {
+                return;
+            }
             let older = self
                 .cwds
                 .get(&child)
@@ -359,8 +401,7 @@ mod tests {
         t.update(&rec([3, 0, 0, 0, 0, 0], 0), &close, None);
         assert_eq!(t.path(4_000_000, 3), None);
         assert_eq!(t.path(4_000_000, 7), Some(&b"/etc/hostname"[..]));
-        // A pid with no /proc entry: nothing learnt, and asked once.
-        t.prepare(&rec([9, 0, 0, 0, 0, 0], 0), &close);
+        // An fd never seen is not known (never looked up in /proc late).
         assert_eq!(t.path(4_000_000, 9), None);
         let _ = ArgKind::U64;
     }
@@ -401,14 +442,26 @@ mod tests {
     #[test]
     fn seeds_from_proc() {
         let mut t = FdTable::new(true, true);
-        let read = info("read", &[("fd", "unsigned int")]);
-        let mut r = rec([0; 6], 0);
-        r.pid = std::process::id();
         let f = std::fs::File::open("/proc/self/stat").unwrap();
         use std::os::fd::AsRawFd;
-        r.args[0] = f.as_raw_fd() as u64;
-        t.prepare(&r, &read);
-        assert!(t.path(r.pid, f.as_raw_fd()).unwrap().ends_with(b"/stat"));
+        let me = std::process::id();
+        t.seed_procs(ProcSeed::read([me], None));
+        assert!(t.path(me, f.as_raw_fd()).unwrap().ends_with(b"/stat"));
+        assert!(t.cwd(me).is_some());
+        // A child forked after: the parent's fds are its own.
+        let clone = info("clone", &[("clone_flags", "unsigned long")]);
+        let mut r = rec([0x11, 0, 0, 0, 0, 0], 4_000_001);
+        r.pid = me;
+        t.update(&r, &clone, None);
+        assert!(
+            t.path(4_000_001, f.as_raw_fd())
+                .unwrap()
+                .ends_with(b"/stat")
+        );
+        // The command rtrace runs: the fds rtrace was started with, not the held
+        // child's pipes.
+        let seed = &ProcSeed::read([me], Some(me))[0];
+        assert!(seed.fds.is_none());
     }
 
     fn openat() -> SyscallInfo {
@@ -434,11 +487,12 @@ mod tests {
 
     fn seeded(path: &[u8]) -> FdTable {
         let mut t = FdTable::new(true, true);
-        t.seed_cwds(vec![CwdSeed {
+        t.seed_procs(vec![ProcSeed {
             pid: PID,
             path: Some(path.into()),
             before_ns: 100,
             after_ns: 110,
+            fds: Some(Vec::new()),
         }]);
         t
     }
@@ -480,11 +534,12 @@ mod tests {
         assert_eq!(t.path(PID, 5), None);
         // Nor when the working directory is not followed (chdir not traced).
         let mut t = FdTable::new(true, false);
-        t.seed_cwds(vec![CwdSeed {
+        t.seed_procs(vec![ProcSeed {
             pid: PID,
             path: Some(b"/tmp"[..].into()),
             before_ns: 0,
             after_ns: 0,
+            fds: Some(Vec::new()),
         }]);
         t.update(&rec([CWD, 0, 0, 0, 0, 0], 5), &openat(), Some(b"f"));
         assert_eq!(t.path(PID, 5), None);

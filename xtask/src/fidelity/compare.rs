@@ -1,0 +1,408 @@
+//! Comparing one program's trace by rtrace with perf trace's and strace's: pure text in,
+//! counts out. Lines are compared without what differs from run to run (times, tids,
+//! addresses, pids, inode numbers), call by call in the order each syscall was made.
+
+use std::collections::HashMap;
+
+/// One `perf trace` / rtrace line reduced to what both runs must agree on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Call {
+    pub name: String,
+    /// `(name, value)` of each argument shown.
+    pub args: Vec<(String, String)>,
+    pub ret: String,
+}
+
+/// What one differing pair of lines is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Class {
+    /// rtrace decodes what perf shows as a pointer (and agrees on the rest).
+    Better,
+    /// The return values differ: a wrong value, unless the program did not do the same.
+    Wrong,
+    /// An argument perf decodes that rtrace shows as a pointer, or leaves out.
+    Missing,
+    /// Spelled otherwise.
+    Format,
+}
+
+/// Replaces what changes from run to run: long hex numbers (addresses), a pid before
+/// ` (comm)`, inode numbers in `socket:[N]`.
+pub fn normalize(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i..].starts_with(b"0x") {
+            let digits = b[i + 2..]
+                .iter()
+                .take_while(|c| c.is_ascii_hexdigit())
+                .count();
+            if digits >= 6 {
+                out.push_str("0x?");
+                i += 2 + digits;
+                continue;
+            }
+        }
+        if b[i].is_ascii_digit() && (i == 0 || !b[i - 1].is_ascii_alphanumeric()) {
+            let digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+            let rest = &b[i + digits..];
+            let before_comm = rest.starts_with(b" (") && !rest.starts_with(b" (No ");
+            let inode = i >= 2 && &b[i - 2..i] == b":[";
+            let proc_pid = i >= 6 && &b[i - 6..i] == b"/proc/";
+            if before_comm || inode || proc_pid {
+                out.push('N');
+                i += digits;
+                continue;
+            }
+        }
+        let ch = s[i..].chars().next().unwrap_or('?');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
+}
+
+/// Splits `a: 1, b: { x: 2, y: 3 }, c: "d, e"` at the commas between arguments.
+fn split_args(args: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut quoted, mut escaped, mut start) = (0i32, false, false, 0);
+    let b = args.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        if quoted {
+            match c {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => quoted = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => quoted = true,
+            b'{' | b'[' | b'(' | b'<' => depth += 1,
+            b'}' | b']' | b')' | b'>' => depth -= 1,
+            b',' if depth == 0 && b.get(i + 1) == Some(&b' ') => {
+                out.push(&args[start..i]);
+                start = i + 2;
+            }
+            _ => {}
+        }
+    }
+    if start < args.len() {
+        out.push(&args[start..]);
+    }
+    out
+}
+
+/// A perf-trace-shaped line (`ts (dur ms): comm/tid name(args) = ret`) as a [`Call`];
+/// `None` for other lines (LOST, summaries, `[continued]` halves).
+pub fn parse(line: &str) -> Option<Call> {
+    let rest = &line[line.find("): ")? + 3..];
+    let (_task, call) = rest.split_once(' ')?;
+    if call.starts_with("...") {
+        return None;
+    }
+    let open = call.find('(')?;
+    let name = &call[..open];
+    if name.is_empty() || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
+        return None;
+    }
+    let (args, ret) = match call.rfind(") = ").or_else(|| call.rfind(")  ")) {
+        Some(_) => {
+            let eq = call.rfind("= ")?;
+            let close = call[..eq].rfind(')')?;
+            (&call[open + 1..close], call[eq + 2..].trim())
+        }
+        None => (&call[open + 1..call.rfind(')')?], "..."),
+    };
+    let args = split_args(args)
+        .into_iter()
+        .map(|a| match a.split_once(": ") {
+            Some((k, v)) => (k.to_string(), normalize(v)),
+            None => (String::new(), normalize(a)),
+        })
+        .collect();
+    Some(Call {
+        name: name.to_string(),
+        args,
+        ret: normalize(ret),
+    })
+}
+
+/// The class of a differing pair (`perf`, `rtrace`).
+pub fn classify(perf: &Call, rtrace: &Call) -> Class {
+    let number = |s: &str| {
+        s.split(' ')
+            .next()
+            .is_some_and(|n| n.parse::<i64>().is_ok())
+    };
+    if perf.ret != rtrace.ret && number(&perf.ret) && number(&rtrace.ret) {
+        return Class::Wrong;
+    }
+    let pointer = |v: &str| v == "0x?";
+    let perf_args: HashMap<&str, &str> = perf
+        .args
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let rt_args: HashMap<&str, &str> = rtrace
+        .args
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let mut better = false;
+    for (k, pv) in &perf_args {
+        match rt_args.get(k) {
+            Some(rv) if rv == pv => {}
+            Some(rv) if pointer(pv) && !pointer(rv) => better = true,
+            // perf's raw number where rtrace names it (`flag: 4096` / `EMPTY_PATH`).
+            Some(rv)
+                if pv.parse::<i64>().is_ok()
+                    && rv.starts_with(|c: char| c.is_ascii_uppercase()) =>
+            {
+                better = true
+            }
+            Some(rv) if pointer(rv) && !pointer(pv) => return Class::Missing,
+            Some(_) => return Class::Format,
+            None => return Class::Format,
+        }
+    }
+    if rt_args.len() != perf_args.len() || perf.ret != rtrace.ret {
+        return Class::Format;
+    }
+    if better { Class::Better } else { Class::Format }
+}
+
+/// How one program's traces compare.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// rtrace's lines, and strace's calls.
+    pub rtrace_calls: usize,
+    pub strace_calls: usize,
+    /// rtrace lines identical to the perf line of the same call.
+    pub identical: usize,
+    /// Lines paired with perf's.
+    pub paired: usize,
+    pub classes: HashMap<Class, usize>,
+    /// A few examples per class: (perf, rtrace).
+    pub examples: Vec<(Class, String, String)>,
+    /// What makes FORMAT and MISSING lines differ: `syscall.argument` (or `.ret`), counted,
+    /// with the first pair seen.
+    pub causes: HashMap<String, (usize, String, String)>,
+}
+
+impl Report {
+    /// Lines in perf's shape: identical, or differing only where perf shows a pointer
+    /// and rtrace the value behind it.
+    pub fn shaped(&self) -> usize {
+        self.identical + self.classes.get(&Class::Better).copied().unwrap_or(0)
+    }
+}
+
+/// The first argument (or the return) on which two calls differ.
+fn cause(perf: &Call, rtrace: &Call) -> String {
+    let rt: HashMap<&str, &str> = rtrace
+        .args
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let pf: HashMap<&str, &str> = perf
+        .args
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    let arg = perf
+        .args
+        .iter()
+        .find(|(k, v)| rt.get(k.as_str()) != Some(&v.as_str()) && *v != "0x?")
+        .map(|(k, _)| k.as_str())
+        .or_else(|| {
+            rtrace
+                .args
+                .iter()
+                .find(|(k, _)| !pf.contains_key(k.as_str()))
+                .map(|(k, _)| k.as_str())
+        });
+    match arg {
+        Some(a) => format!("{}.{a}", perf.name),
+        None => format!("{}.ret", perf.name),
+    }
+}
+
+/// Calls in a `strace -f` output: every call line, an unfinished one once.
+pub fn strace_calls(text: &str) -> usize {
+    text.lines()
+        .filter(|l| {
+            let l = l.split_once(' ').map_or(*l, |(pid, rest)| {
+                if pid.bytes().all(|c| c.is_ascii_digit()) {
+                    rest.trim_start()
+                } else {
+                    l
+                }
+            });
+            !(l.starts_with("+++") || l.starts_with("---") || l.starts_with("<...") || l.is_empty())
+        })
+        .count()
+}
+
+/// Calls whose return is a pid of this run.
+const PID_RETURNS: &[&str] = &[
+    "getpid",
+    "getppid",
+    "gettid",
+    "getpgid",
+    "getpgrp",
+    "getsid",
+    "set_tid_address",
+];
+
+/// Pairs the calls of each name in both traces, in order: where the returns disagree,
+/// a call only one tracer saw (perf's trace begins inside the first execve, rtrace's
+/// before it) is stepped over when the next one agrees.
+pub fn compare(perf_text: &str, rtrace_text: &str, strace_text: &str) -> Report {
+    let fix = |mut c: Call| {
+        if PID_RETURNS.contains(&c.name.as_str()) && c.ret.parse::<i64>().is_ok() {
+            c.ret = "N".into();
+        }
+        c
+    };
+    let perf: Vec<Call> = perf_text.lines().filter_map(parse).map(fix).collect();
+    let rt: Vec<Call> = rtrace_text.lines().filter_map(parse).map(fix).collect();
+    let mut perf_by: HashMap<&str, Vec<&Call>> = HashMap::new();
+    for c in &perf {
+        perf_by.entry(c.name.as_str()).or_default().push(c);
+    }
+    let mut rt_by: HashMap<&str, Vec<&Call>> = HashMap::new();
+    for c in &rt {
+        rt_by.entry(c.name.as_str()).or_default().push(c);
+    }
+    let mut r = Report {
+        rtrace_calls: rt.len(),
+        strace_calls: strace_calls(strace_text),
+        ..Report::default()
+    };
+    let mut names: Vec<&&str> = rt_by.keys().collect();
+    names.sort();
+    for name in names {
+        let (Some(p), Some(q)) = (perf_by.get(*name), rt_by.get(*name)) else {
+            continue;
+        };
+        let (mut i, mut j) = (0, 0);
+        while i < p.len() && j < q.len() {
+            if p[i].ret != q[j].ret {
+                if p.get(i + 1).is_some_and(|n| n.ret == q[j].ret) {
+                    i += 1;
+                    continue;
+                }
+                if q.get(j + 1).is_some_and(|n| n.ret == p[i].ret) {
+                    j += 1;
+                    continue;
+                }
+            }
+            r.paired += 1;
+            if p[i] == q[j] {
+                r.identical += 1;
+            } else {
+                let class = classify(p[i], q[j]);
+                *r.classes.entry(class).or_default() += 1;
+                if matches!(class, Class::Format | Class::Missing) {
+                    let e = r
+                        .causes
+                        .entry(cause(p[i], q[j]))
+                        .or_insert_with(|| (0, show(p[i]), show(q[j])));
+                    e.0 += 1;
+                }
+                if r.examples.iter().filter(|(k, ..)| *k == class).count() < 3 {
+                    r.examples.push((class, show(p[i]), show(q[j])));
+                }
+            }
+            i += 1;
+            j += 1;
+        }
+    }
+    r
+}
+
+fn show(c: &Call) -> String {
+    let args: Vec<String> = c
+        .args
+        .iter()
+        .map(|(k, v)| {
+            if k.is_empty() {
+                v.clone()
+            } else {
+                format!("{k}: {v}")
+            }
+        })
+        .collect();
+    format!("{}({}) = {}", c.name, args.join(", "), c.ret)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PERF: &str = "     0.338 ( 0.014 ms): cat/15834 openat(dfd: CWD, filename: 0x455a71e0, flags: RDONLY|CLOEXEC) = 3
+     1.113 ( 0.011 ms): cat/15834 fcntl(fd: 3</etc/hostname>, cmd: GETFL)                               = RDONLY|LARGEFILE
+     1.484 ( 0.148 ms): cat/15834 clone(clone_flags: CHILD_CLEARTID|CHILD_SETTID|0x11, child_tidptr: 0x7f63453b8a10) = 15835 (cat)
+     1.500 ( 0.010 ms): cat/15834 read(fd: 3</etc/hostname>, buf: 0x7ffd1902a3b8, count: 832)           = 832
+     1.600 ( 0.010 ms): cat/15834 close(fd: 3</etc/hostname>)                                           = 0
+     3.244 (         ): cat/15834 exit_group()                                                          = ?
+";
+    const RTRACE: &str = "     0.100 ( 0.004 ms): cat/99 openat(dfd: CWD, filename: \"/etc/hostname\", flags: RDONLY|CLOEXEC) = 3
+     0.777 ( 0.001 ms): cat/99 fcntl(fd: 3</etc/hostname>, cmd: GETFL)                               = RDONLY|LARGEFILE
+     0.829 ( 0.085 ms): cat/99 clone(clone_flags: CHILD_CLEARTID|CHILD_SETTID|SIGCHLD, child_tidptr: 0x7f69d1896a10) = 100 (cat)
+     1.500 ( 0.010 ms): cat/99 read(fd: 3</etc/hostname>, buf: \"vm\\n\", count: 832)                = 3
+     1.600 ( 0.010 ms): cat/99 close(fd: 3</etc/hostname>)                                           = 0
+     2.453 (         ): cat/99 exit_group()                                                          = ?
+";
+
+    #[test]
+    fn lines_parse_without_what_changes_between_runs() {
+        let c = parse(PERF.lines().nth(2).unwrap()).unwrap();
+        assert_eq!(c.name, "clone");
+        assert_eq!(c.args[1], ("child_tidptr".into(), "0x?".into()));
+        assert_eq!(c.ret, "N (cat)");
+        let c = parse("  1.0 ( 0.1 ms): a/1 write(fd: 1, buf: \"a, b\", count: 4) = 4").unwrap();
+        assert_eq!(c.args.len(), 3);
+        assert_eq!(normalize("fd: 5<socket:[12345]>"), "fd: 5<socket:[N]>");
+        assert_eq!(normalize("fd: 3</proc/4242/stat>"), "fd: 3</proc/N/stat>");
+        assert_eq!(
+            normalize("= -1 ENOENT (No such file)"),
+            "= -1 ENOENT (No such file)"
+        );
+        assert!(parse("LOST 3 events!").is_none());
+        assert!(parse("     1.0 ( 0.1 ms): a/1  ... [continued]: wait4()) = 5").is_none());
+    }
+
+    #[test]
+    fn pairs_are_identical_better_wrong_or_format() {
+        let r = compare(PERF, RTRACE, "");
+        assert_eq!((r.rtrace_calls, r.paired, r.identical), (6, 6, 3));
+        assert_eq!(r.classes.get(&Class::Better), Some(&1), "{r:?}");
+        assert_eq!(r.classes.get(&Class::Format), Some(&1), "{r:?}");
+        assert_eq!(
+            r.classes.get(&Class::Wrong),
+            Some(&1),
+            "read's 832 against 3: {r:?}"
+        );
+        assert_eq!(r.shaped(), 4);
+        assert_eq!(
+            r.causes.get("clone.clone_flags").map(|c| c.0),
+            Some(1),
+            "{r:?}"
+        );
+    }
+
+    #[test]
+    fn strace_lines_count_calls_once() {
+        let s = "123 openat(AT_FDCWD, \"/x\", O_RDONLY) = 3\n\
+                 123 wait4(-1,  <unfinished ...>\n\
+                 124 exit_group(0)                     = ?\n\
+                 124 +++ exited with 0 +++\n\
+                 123 <... wait4 resumed>[{WIFEXITED(s)}], 0, NULL) = 124\n\
+                 123 --- SIGCHLD {si_signo=SIGCHLD} ---\n";
+        assert_eq!(strace_calls(s), 3);
+    }
+}
