@@ -67,7 +67,13 @@ pub fn test(lint: bool, filter: &[String]) -> Result<()> {
             .args(["test", "-p", "rtrace-tests", "--", "--test-threads=1"])
             .args(filter)
             .env("RTRACE_BIN", root.join("target/debug/rtrace")),
-    )
+    )?;
+    if filter.is_empty() {
+        // The fidelity tool on a few programs, so that it keeps working.
+        println!("xtask: fidelity (a few programs)");
+        crate::fidelity::fidelity_with(&root.join("target/debug/rtrace"), true, &[], false)?;
+    }
+    Ok(())
 }
 
 /// `cargo xtask test --kernel …`: builds rtrace and the root test executable on the

@@ -148,6 +148,27 @@ pub fn snapshot_inherited_fds() {
     let _ = INHERITED.set(fds);
 }
 
+/// Whether `pid` has rtrace's root directory and mount namespace.
+fn same_view(pid: u32) -> bool {
+    let ns = |p: &Process| -> Option<u64> {
+        Some(
+            p.namespaces()
+                .ok()?
+                .0
+                .get(std::ffi::OsStr::new("mnt"))?
+                .identifier,
+        )
+    };
+    let (Ok(me), Some(other)) = (
+        Process::myself(),
+        i32::try_from(pid).ok().and_then(|p| Process::new(p).ok()),
+    ) else {
+        return false;
+    };
+    let root_is_slash = other.root().is_ok_and(|r| r == std::path::Path::new("/"));
+    root_is_slash && ns(&me).is_some() && ns(&me) == ns(&other)
+}
+
 /// `base/rel`, without a `./` in front of `rel` or a `.` at its end.
 fn join(base: &[u8], rel: &[u8]) -> Box<[u8]> {
     let mut rel = rel;
@@ -168,9 +189,12 @@ fn join(base: &[u8], rel: &[u8]) -> Box<[u8]> {
 pub struct FdTable {
     enabled: bool,
     cwd_enabled: bool,
-    /// (pid, fd) -> path; None caches "not known" so /proc is asked once.
+    /// (pid, fd) -> path; None: an fd whose path is not known.
     paths: HashMap<(u32, i32), Path>,
     cwds: HashMap<u32, Cwd>,
+    /// Per pid: does it see the file system as rtrace does (same root, same mount
+    /// namespace), so that rtrace may resolve its paths' symbolic links?
+    same_view: HashMap<u32, bool>,
 }
 
 impl FdTable {
@@ -181,6 +205,7 @@ impl FdTable {
             cwd_enabled: enabled && cwd_enabled,
             paths: HashMap::new(),
             cwds: HashMap::new(),
+            same_view: HashMap::new(),
         }
     }
 
@@ -220,6 +245,21 @@ impl FdTable {
         self.cwds.get(&pid)?.path.as_deref()
     }
 
+    /// `path` as /proc (and perf) shows it: symbolic links and `..` resolved, when
+    /// `pid` sees the file system as rtrace does; else, or when the path is gone, as
+    /// the program gave it.
+    fn canonical(&mut self, pid: u32, path: Box<[u8]>) -> Box<[u8]> {
+        let same = *self.same_view.entry(pid).or_insert_with(|| same_view(pid));
+        if !same {
+            return path;
+        }
+        use std::os::unix::ffi::OsStrExt as _;
+        match std::fs::canonicalize(std::ffi::OsStr::from_bytes(&path)) {
+            Ok(p) => p.into_os_string().into_encoded_bytes().into_boxed_slice(),
+            Err(_) => path,
+        }
+    }
+
     /// Where `path`, given to a call of `pid` with directory fd `dfd`, leads.
     fn resolve(&self, pid: u32, dfd: Option<i32>, path: &[u8]) -> Path {
         if path.starts_with(b"/") {
@@ -255,7 +295,9 @@ impl FdTable {
         if name == "close" && ret == 0 {
             self.paths.remove(&(rec.pid, rec.args[0] as u32 as i32));
         } else if OPENS.contains(&name) && ret >= 0 {
-            let path = path_arg.and_then(|p| self.resolve(rec.pid, dfd, p));
+            let path = path_arg
+                .and_then(|p| self.resolve(rec.pid, dfd, p))
+                .map(|p| self.canonical(rec.pid, p));
             self.paths.insert((rec.pid, ret as i32), path);
         } else if (DUPS.contains(&name)
             || (name == "fcntl"
@@ -270,7 +312,9 @@ impl FdTable {
             self.paths.insert((rec.pid, ret as i32), old);
         } else if self.cwd_enabled && ret == 0 && (name == "chdir" || name == "fchdir") {
             let to = match name {
-                "chdir" => path_arg.and_then(|p| self.resolve(rec.pid, None, p)),
+                "chdir" => path_arg
+                    .and_then(|p| self.resolve(rec.pid, None, p))
+                    .map(|p| self.canonical(rec.pid, p)),
                 _ => self
                     .path(rec.pid, rec.args[0] as u32 as i32)
                     .map(Into::into),

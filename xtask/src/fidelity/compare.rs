@@ -246,6 +246,51 @@ pub fn strace_calls(text: &str) -> usize {
         .count()
 }
 
+/// Pairs two runs' calls of one syscall: calls that agree (equal, or differing only where
+/// perf shows a pointer) by a longest common subsequence, then, between two such
+/// anchors, the rest in order (as a diff would line them up).
+fn align<'a>(p: &[&'a Call], q: &[&'a Call]) -> Vec<(&'a Call, &'a Call)> {
+    let agree = |a: &Call, b: &Call| a == b || classify(a, b) == Class::Better;
+    let (n, m) = (p.len(), q.len());
+    // lcs[i][j]: the longest common subsequence of p[i..] and q[j..].
+    let mut lcs = vec![vec![0u32; m + 1]; n + 1];
+    for i in (0..n).rev() {
+        for j in (0..m).rev() {
+            lcs[i][j] = if agree(p[i], q[j]) {
+                lcs[i + 1][j + 1] + 1
+            } else {
+                lcs[i + 1][j].max(lcs[i][j + 1])
+            };
+        }
+    }
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    let (mut gap_p, mut gap_q) = (Vec::new(), Vec::new());
+    let flush = |gp: &mut Vec<&'a Call>, gq: &mut Vec<&'a Call>, out: &mut Vec<_>| {
+        out.extend(gp.drain(..).zip(gq.drain(..)));
+        gp.clear();
+        gq.clear();
+    };
+    while i < n && j < m {
+        if agree(p[i], q[j]) {
+            flush(&mut gap_p, &mut gap_q, &mut out);
+            out.push((p[i], q[j]));
+            i += 1;
+            j += 1;
+        } else if lcs[i + 1][j] >= lcs[i][j + 1] {
+            gap_p.push(p[i]);
+            i += 1;
+        } else {
+            gap_q.push(q[j]);
+            j += 1;
+        }
+    }
+    gap_p.extend(&p[i..]);
+    gap_q.extend(&q[j..]);
+    flush(&mut gap_p, &mut gap_q, &mut out);
+    out
+}
+
 /// Calls whose return is a pid of this run.
 const PID_RETURNS: &[&str] = &[
     "getpid",
@@ -257,9 +302,7 @@ const PID_RETURNS: &[&str] = &[
     "set_tid_address",
 ];
 
-/// Pairs the calls of each name in both traces, in order: where the returns disagree,
-/// a call only one tracer saw (perf's trace begins inside the first execve, rtrace's
-/// before it) is stepped over when the next one agrees.
+/// Pairs the calls of each name in both traces (see [`align`]) and compares them.
 pub fn compare(perf_text: &str, rtrace_text: &str, strace_text: &str) -> Report {
     let fix = |mut c: Call| {
         if PID_RETURNS.contains(&c.name.as_str()) && c.ret.parse::<i64>().is_ok() {
@@ -288,37 +331,24 @@ pub fn compare(perf_text: &str, rtrace_text: &str, strace_text: &str) -> Report 
         let (Some(p), Some(q)) = (perf_by.get(*name), rt_by.get(*name)) else {
             continue;
         };
-        let (mut i, mut j) = (0, 0);
-        while i < p.len() && j < q.len() {
-            if p[i].ret != q[j].ret {
-                if p.get(i + 1).is_some_and(|n| n.ret == q[j].ret) {
-                    i += 1;
-                    continue;
-                }
-                if q.get(j + 1).is_some_and(|n| n.ret == p[i].ret) {
-                    j += 1;
-                    continue;
-                }
-            }
+        for (a, b) in align(p, q) {
             r.paired += 1;
-            if p[i] == q[j] {
+            if a == b {
                 r.identical += 1;
-            } else {
-                let class = classify(p[i], q[j]);
-                *r.classes.entry(class).or_default() += 1;
-                if matches!(class, Class::Format | Class::Missing) {
-                    let e = r
-                        .causes
-                        .entry(cause(p[i], q[j]))
-                        .or_insert_with(|| (0, show(p[i]), show(q[j])));
-                    e.0 += 1;
-                }
-                if r.examples.iter().filter(|(k, ..)| *k == class).count() < 3 {
-                    r.examples.push((class, show(p[i]), show(q[j])));
-                }
+                continue;
             }
-            i += 1;
-            j += 1;
+            let class = classify(a, b);
+            *r.classes.entry(class).or_default() += 1;
+            if r.examples.iter().filter(|(k, ..)| *k == class).count() < 3 {
+                r.examples.push((class, show(a), show(b)));
+            }
+            if matches!(class, Class::Format | Class::Missing) {
+                let e = r
+                    .causes
+                    .entry(cause(a, b))
+                    .or_insert_with(|| (0, show(a), show(b)));
+                e.0 += 1;
+            }
         }
     }
     r

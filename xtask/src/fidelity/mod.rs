@@ -92,12 +92,26 @@ fn read(p: &Path) -> String {
 }
 
 pub fn fidelity(quick: bool, only: &[String], verbose: bool) -> Result<()> {
+    // Another build of rtrace (an older one, to compare): RTRACE_BIN.
+    if let Some(bin) = std::env::var_os("RTRACE_BIN") {
+        return fidelity_with(Path::new(&bin), quick, only, verbose);
+    }
     run_step(
         "build rtrace (release)",
         Command::new("cargo").args(["build", "--release", "--package", "trace-cli"]),
     )?;
+    fidelity_with(
+        &workspace_root().join("target/release/rtrace"),
+        quick,
+        only,
+        verbose,
+    )
+}
+
+/// Runs the corpus (or its first few, `quick`) with this rtrace binary; fails when a
+/// program gives no line to compare (the tool, or a tracer, is broken).
+pub fn fidelity_with(rtrace: &Path, quick: bool, only: &[String], verbose: bool) -> Result<()> {
     let root = workspace_root();
-    let rtrace = root.join("target/release/rtrace");
     let rtrace = rtrace.to_str().context("non-UTF-8 path")?;
     let work = root.join("target/fidelity");
     let programs: Vec<&(&str, &str)> = CORPUS
@@ -134,6 +148,9 @@ pub fn fidelity(quick: bool, only: &[String], verbose: bool) -> Result<()> {
         traced(&["strace", "-f", "-qq"], cmd, &dir, &s)?;
         let report = compare::compare(&read(&p), &read(&r), &read(&s));
         print_row(name, &report);
+        if report.paired == 0 || report.strace_calls == 0 {
+            bail!("{name}: nothing to compare (see {})", dir.display());
+        }
         if verbose {
             for (class, perf, rt) in &report.examples {
                 println!("    {class:?}\n      perf:   {perf}\n      rtrace: {rt}");

@@ -5,6 +5,7 @@
 //! argument's name and the raw arguments in; what to show out.
 
 use super::{Beauty, tables as t};
+use crate::decode::format::ArgKind;
 
 /// How an argument is shown once the other arguments are known.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +76,8 @@ pub fn shown(syscall: &str, arg: &str, args: &[u64; 6]) -> Option<Shown> {
             })
         }
         ("mmap", "fd") if args[3] & libc::MAP_ANONYMOUS as u64 != 0 => Some(Shown::Hidden),
+        // perf shows mmap's fd as a number, without its path.
+        ("mmap", "fd") => Some(Shown::As(Beauty::Raw(ArgKind::I32))),
         ("futex", _) => {
             let cmd = args[1] & 0x7f;
             let unused = FUTEX_UNUSED
@@ -154,7 +157,10 @@ mod tests {
         ];
         assert_eq!(shown("mmap", "fd", &anon), Some(Shown::Hidden));
         let file = [0, 8192, 1, libc::MAP_PRIVATE as u64, 4, 4096];
-        assert_eq!(shown("mmap", "fd", &file), None);
+        assert_eq!(
+            shown("mmap", "fd", &file),
+            Some(Shown::As(Beauty::Raw(ArgKind::I32)))
+        );
     }
 
     #[test]
