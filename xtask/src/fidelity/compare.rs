@@ -234,13 +234,17 @@ fn cause(perf: &Call, rtrace: &Call) -> String {
 pub fn strace_calls(text: &str) -> usize {
     text.lines()
         .filter(|l| {
-            let l = l.split_once(' ').map_or(*l, |(pid, rest)| {
-                if pid.bytes().all(|c| c.is_ascii_digit()) {
-                    rest.trim_start()
-                } else {
-                    l
-                }
-            });
+            // `PID call` (strace -o) or `[pid PID] call` (strace to stderr).
+            let l = match l.strip_prefix("[pid") {
+                Some(rest) => rest.split_once("] ").map_or(rest, |(_, r)| r),
+                None => l.split_once(' ').map_or(*l, |(pid, rest)| {
+                    if pid.bytes().all(|c| c.is_ascii_digit()) {
+                        rest.trim_start()
+                    } else {
+                        l
+                    }
+                }),
+            };
             !(l.starts_with("+++") || l.starts_with("---") || l.starts_with("<...") || l.is_empty())
         })
         .count()
@@ -433,6 +437,11 @@ mod tests {
                  124 +++ exited with 0 +++\n\
                  123 <... wait4 resumed>[{WIFEXITED(s)}], 0, NULL) = 124\n\
                  123 --- SIGCHLD {si_signo=SIGCHLD} ---\n";
+        assert_eq!(strace_calls(s), 3);
+        let s = "openat(AT_FDCWD, \"/x\", O_RDONLY) = 3\n\
+                 [pid   124] exit_group(0) = ?\n\
+                 [pid   124] +++ exited with 0 +++\n\
+                 wait4(-1, [{WIFEXITED(s)}], 0, NULL) = 124\n";
         assert_eq!(strace_calls(s), 3);
     }
 }
