@@ -573,9 +573,9 @@ fn event_loop(
 
     let mut printer = Printer {
         catalog,
-        exec_reads: std::collections::HashMap::new(),
+        exec_reads: rustc_hash::FxHashMap::default(),
         fds: FdTable::new(close_traced(cfg), all_traced(cfg, fd_table::CWD_CALLS)),
-        pending: std::collections::HashMap::new(),
+        pending: rustc_hash::FxHashMap::default(),
         fmt: LineFormatter::new(cfg.line.clone()),
         json: cfg
             .json
@@ -704,10 +704,10 @@ fn first_string(info: &crate::decode::SyscallInfo) -> Option<usize> {
 struct Printer<'c> {
     catalog: Catalog<Tracefs>,
     /// What a successful execve ran (path and argv), per tid, until its record comes.
-    exec_reads: std::collections::HashMap<u32, Vec<u8>>,
+    exec_reads: rustc_hash::FxHashMap<u32, Vec<u8>>,
     fds: FdTable,
     /// Entries of blocking calls not yet returned, per tid, and whether shown.
-    pending: std::collections::HashMap<u32, (SyscallRecord, bool)>,
+    pending: rustc_hash::FxHashMap<u32, (SyscallRecord, bool)>,
     fmt: LineFormatter,
     json: Option<JsonFormatter>,
     line: String,

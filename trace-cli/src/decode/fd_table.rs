@@ -10,7 +10,7 @@
 //! fork, and followed through chdir and fchdir. When it cannot be known, the fd gets
 //! no path rather than a wrong one.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use procfs::process::{FDTarget, Process};
 use trace_common::SyscallRecord;
@@ -203,9 +203,9 @@ impl FdTable {
         Self {
             enabled,
             cwd_enabled: enabled && cwd_enabled,
-            paths: HashMap::new(),
-            cwds: HashMap::new(),
-            same_view: HashMap::new(),
+            paths: HashMap::default(),
+            cwds: HashMap::default(),
+            same_view: HashMap::default(),
         }
     }
 
@@ -214,6 +214,8 @@ impl FdTable {
     /// show what the process did after the call.)
     pub fn seed_procs(&mut self, seeds: Vec<ProcSeed>) {
         for s in seeds {
+            // Asked now, while the process is surely there; its children inherit it.
+            self.same_view.insert(s.pid, same_view(s.pid));
             if self.enabled {
                 let fds = match &s.fds {
                     Some(fds) => fds.as_slice(),
@@ -324,6 +326,10 @@ impl FdTable {
             let thread = name == "clone" && rec.args[0] & libc::CLONE_THREAD as u64 != 0;
             let child = ret as u32;
             if !thread {
+                let new_ns = name == "clone" && rec.args[0] & libc::CLONE_NEWNS as u64 != 0;
+                if let Some(&same) = self.same_view.get(&rec.pid) {
+                    self.same_view.insert(child, same && !new_ns);
+                }
                 // A new process starts with its parent's fds (the ones it has not
                 // changed already, if its own records came first).
                 let parent: Vec<(i32, Path)> = self

@@ -42,6 +42,13 @@ pub fn write_json_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// Nanoseconds as milliseconds with six decimals: exact, no floating point.
+fn write_ms6(out: &mut String, ns: i128) {
+    let sign = if ns < 0 { "-" } else { "" };
+    let n = ns.unsigned_abs();
+    let _ = write!(out, "{sign}{}.{:06}", n / 1_000_000, n % 1_000_000);
+}
+
 fn raw_as_c(raw: u64, kind: ArgKind) -> i128 {
     match kind {
         ArgKind::I32 => i128::from(raw as u32 as i32),
@@ -74,13 +81,13 @@ impl JsonFormatter {
     ) {
         out.push_str("{\"ts\":");
         if rec.has_entry() && rec.enter_ns != 0 {
-            let ms = if self.absolute_time {
-                rec.enter_ns as f64 / 1e6
+            let ns = if self.absolute_time {
+                i128::from(rec.enter_ns)
             } else {
                 let base = *self.base_ns.get_or_insert(rec.enter_ns);
-                (rec.enter_ns as i128 - base as i128) as f64 / 1e6
+                i128::from(rec.enter_ns) - i128::from(base)
             };
-            let _ = write!(out, "{ms:.6}");
+            write_ms6(out, ns);
         } else {
             out.push_str("null");
         }
@@ -150,11 +157,7 @@ impl JsonFormatter {
         }
         out.push_str(",\"duration\":");
         if rec.has_entry() && rec.has_exit() {
-            let _ = write!(
-                out,
-                "{:.6}",
-                rec.exit_ns.saturating_sub(rec.enter_ns) as f64 / 1e6
-            );
+            write_ms6(out, i128::from(rec.exit_ns.saturating_sub(rec.enter_ns)));
         } else {
             out.push_str("null");
         }

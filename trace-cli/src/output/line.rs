@@ -2,7 +2,9 @@
 //! `<ts> (<dur> ms): <comm>/<tid> <name>(<args>)<pad>= <ret>`, with `= ` starting
 //! `alignment` (70) bytes after the syscall name, and at least one space before it.
 
-use std::{collections::HashMap, fmt::Write as _};
+use std::fmt::Write as _;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use trace_common::{SyscallRecord, TASK_COMM_LEN, record::Augmented};
 
@@ -77,7 +79,7 @@ impl LineFormatter {
             opts,
             base_ns: None,
             errno: ErrnoTable::new(),
-            comms: HashMap::new(),
+            comms: HashMap::default(),
         }
     }
 
@@ -104,22 +106,23 @@ impl LineFormatter {
         }
         if self.opts.show_duration {
             if rec.has_entry() && rec.has_exit() {
-                let ms = rec.exit_ns.saturating_sub(rec.enter_ns) as f64 / 1e6;
+                let ns = rec.exit_ns.saturating_sub(rec.enter_ns);
                 // perf: red from 1 ms, yellow from 0.01 ms.
-                let color = match ms {
+                let color = match ns {
                     _ if !self.opts.color => None,
-                    m if m >= 1.0 => Some(RED),
-                    m if m >= 0.01 => Some(YELLOW),
+                    n if n >= 1_000_000 => Some(RED),
+                    n if n >= 10_000 => Some(YELLOW),
                     _ => None,
                 };
-                match color {
-                    Some(c) => {
-                        let _ = write!(out, "({c}{ms:6.3}{RESET} ms): ");
-                    }
-                    None => {
-                        let _ = write!(out, "({ms:6.3} ms): ");
-                    }
+                out.push('(');
+                if let Some(c) = color {
+                    out.push_str(c);
                 }
+                write_ms(out, i128::from(ns), 6);
+                if color.is_some() {
+                    out.push_str(RESET);
+                }
+                out.push_str(" ms): ");
             } else {
                 out.push_str("(         ): ");
             }
@@ -173,13 +176,14 @@ impl LineFormatter {
             out.push_str("         ? ");
             return;
         }
-        let ms = if self.opts.absolute_time {
-            ts as f64 / 1e6
+        let ns = if self.opts.absolute_time {
+            i128::from(ts)
         } else {
             let base = *self.base_ns.get_or_insert(ts);
-            (ts as i128 - base as i128) as f64 / 1e6
+            i128::from(ts) - i128::from(base)
         };
-        let _ = write!(out, "{ms:10.3} ");
+        write_ms(out, ns, 10);
+        out.push(' ');
     }
 
     fn args<'m, 'p>(
@@ -343,6 +347,35 @@ impl LineFormatter {
             }
         }
     }
+}
+
+/// Nanoseconds as milliseconds with three decimals, right-aligned in `width`, as C's
+/// `%*.3f` prints them (rounded to the nearest microsecond), without going through
+/// floating point.
+pub fn write_ms(out: &mut String, ns: i128, width: usize) {
+    let us = (ns.unsigned_abs() + 500) / 1000;
+    let (whole, frac) = (us / 1000, us % 1000);
+    let neg = ns < 0 && us > 0;
+    // The digits of `whole`, then the sign, so that the padding goes before both.
+    let mut digits = itoa_len(whole);
+    if neg {
+        digits += 1;
+    }
+    let len = digits + 4;
+    out.extend(std::iter::repeat_n(' ', width.saturating_sub(len)));
+    if neg {
+        out.push('-');
+    }
+    let _ = write!(out, "{whole}.{frac:03}");
+}
+
+fn itoa_len(mut n: u128) -> usize {
+    let mut len = 1;
+    while n >= 10 {
+        n /= 10;
+        len += 1;
+    }
+    len
 }
 
 /// The value of a raw register as its C type sees it.
@@ -541,6 +574,36 @@ mod tests {
         assert!(line(&mut f, &mid, &info("read", &[])).contains(YELLOW));
         let mut plain = LineFormatter::new(LineOptions::default());
         assert!(!line(&mut plain, &slow, &info("wait4", &[])).contains('\x1b'));
+    }
+
+    #[test]
+    fn milliseconds_as_printf_prints_them() {
+        let ms = |ns: i128, w: usize| {
+            let mut s = String::new();
+            write_ms(&mut s, ns, w);
+            s
+        };
+        for (ns, w) in [
+            (0i128, 10usize),
+            (1_234_567, 10),
+            (999_999_999_999, 10),
+            (500, 6),
+            (1_499, 6),
+            (2_500_000, 6),
+            (123_456_789_012_345, 10),
+            (-1_234_567, 10),
+            (-400, 10),
+        ] {
+            let want = format!("{:w$.3}", ns as f64 / 1e6);
+            // printf rounds the double; the integer rounding can differ only at an
+            // exact half microsecond, which none of these is.
+            let want = if want.trim() == "-0.000" {
+                format!("{:>w$}", "0.000")
+            } else {
+                want
+            };
+            assert_eq!(ms(ns, w), want, "{ns}");
+        }
     }
 
     #[test]
