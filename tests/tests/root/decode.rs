@@ -888,3 +888,46 @@ fn fd_paths_are_never_read_from_the_future() {
         echo.args
     );
 }
+
+const CLOEXEC_PROGRAM: &str = r#"
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    if (argc > 1) {
+        /* After the exec: fd 7 was close-on-exec, so it is not open; fd 8 is. (Fds above
+           the ones the dynamic loader takes and gives back.) */
+        fcntl(7, F_GETFD);
+        fcntl(8, F_GETFD);
+        return 0;
+    }
+    dup3(open("/etc/hostname", O_RDONLY), 7, O_CLOEXEC);
+    dup2(open("/etc/passwd", O_RDONLY | O_CLOEXEC), 8);
+    execl(argv[0], argv[0], "again", (char *)0);
+    return 3;
+}
+"#;
+
+/// A successful exec closes the close-on-exec fds, and their paths go with them.
+#[test]
+fn an_exec_forgets_the_close_on_exec_fds() {
+    if !bpf_ready("an_exec_forgets_the_close_on_exec_fds") {
+        return;
+    }
+    let dir = scratch_dir("cloexec");
+    let bin = compile(&dir, "cloexec", CLOEXEC_PROGRAM);
+    let r = run(rtrace().args(["-e", "!mmap"]).arg("--").arg(&bin), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    let getfd = |fd: &str| {
+        lines
+            .iter()
+            .find(|l| l.name == "fcntl" && l.args.starts_with(fd) && l.args.ends_with("cmd: GETFD"))
+            .unwrap_or_else(|| panic!("no fcntl GETFD of {fd}{r}"))
+    };
+    let closed = getfd("fd: 7");
+    assert_eq!(closed.args, "fd: 7, cmd: GETFD", "{r}");
+    assert!(closed.ret.contains("EBADF"), "{}", closed.ret);
+    // dup2's copy is not close-on-exec, whatever the original was.
+    assert_eq!(getfd("fd: 8").args, "fd: 8</etc/passwd>, cmd: GETFD", "{r}");
+}

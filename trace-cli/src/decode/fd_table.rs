@@ -195,6 +195,8 @@ pub struct FdTable {
     /// Per pid: does it see the file system as rtrace does (same root, same mount
     /// namespace), so that rtrace may resolve its paths' symbolic links?
     same_view: HashMap<u32, bool>,
+    /// Fds known to be close-on-exec: a successful execve closes them.
+    cloexec: rustc_hash::FxHashSet<(u32, i32)>,
 }
 
 impl FdTable {
@@ -206,6 +208,7 @@ impl FdTable {
             paths: HashMap::default(),
             cwds: HashMap::default(),
             same_view: HashMap::default(),
+            cloexec: Default::default(),
         }
     }
 
@@ -247,6 +250,16 @@ impl FdTable {
         self.cwds.get(&pid)?.path.as_deref()
     }
 
+    /// `fd` of `pid` now refers to `path`, closed on exec or not.
+    fn set_fd(&mut self, pid: u32, fd: i32, path: Path, on_exec: bool) {
+        self.paths.insert((pid, fd), path);
+        if on_exec {
+            self.cloexec.insert((pid, fd));
+        } else {
+            self.cloexec.remove(&(pid, fd));
+        }
+    }
+
     /// `path` as /proc (and perf) shows it: symbolic links and `..` resolved, when
     /// `pid` sees the file system as rtrace does; else, or when the path is gone, as
     /// the program gave it.
@@ -282,6 +295,7 @@ impl FdTable {
             // It never returns: its entry is the end of the process.
             let pid = rec.pid;
             self.paths.retain(|(p, _), _| *p != pid);
+            self.cloexec.retain(|(p, _)| *p != pid);
             self.cwds.remove(&pid);
             return;
         }
@@ -294,24 +308,52 @@ impl FdTable {
             .iter()
             .position(|b| *b == Beauty::Dfd)
             .map(|i| rec.args[i] as u32 as i32);
+        let fd0 = rec.args[0] as u32 as i32;
+        let cloexec = |flags: u64| flags & libc::O_CLOEXEC as u64 != 0;
         if name == "close" && ret == 0 {
-            self.paths.remove(&(rec.pid, rec.args[0] as u32 as i32));
+            self.paths.remove(&(rec.pid, fd0));
+            self.cloexec.remove(&(rec.pid, fd0));
+        } else if name.starts_with("execve") && ret == 0 {
+            // The new program starts without the close-on-exec fds.
+            let pid = rec.pid;
+            let closed: Vec<(u32, i32)> = self
+                .cloexec
+                .iter()
+                .filter(|(p, _)| *p == pid)
+                .copied()
+                .collect();
+            for key in closed {
+                self.paths.remove(&key);
+                self.cloexec.remove(&key);
+            }
         } else if OPENS.contains(&name) && ret >= 0 {
             let path = path_arg
                 .and_then(|p| self.resolve(rec.pid, dfd, p))
                 .map(|p| self.canonical(rec.pid, p));
-            self.paths.insert((rec.pid, ret as i32), path);
+            let flags = info
+                .beauties
+                .iter()
+                .position(|b| *b == Beauty::OpenFlags)
+                .map(|i| rec.args[i]);
+            self.set_fd(rec.pid, ret as i32, path, flags.is_some_and(cloexec));
         } else if (DUPS.contains(&name)
             || (name == "fcntl"
                 && matches!(rec.args[1] as i32, libc::F_DUPFD | libc::F_DUPFD_CLOEXEC)))
             && ret >= 0
         {
-            let old = self
-                .paths
-                .get(&(rec.pid, rec.args[0] as u32 as i32))
-                .cloned()
-                .flatten();
-            self.paths.insert((rec.pid, ret as i32), old);
+            let old = self.paths.get(&(rec.pid, fd0)).cloned().flatten();
+            let on_exec = match name {
+                "fcntl" => rec.args[1] as i32 == libc::F_DUPFD_CLOEXEC,
+                "dup3" => cloexec(rec.args[2]),
+                _ => false,
+            };
+            self.set_fd(rec.pid, ret as i32, old, on_exec);
+        } else if name == "fcntl" && rec.args[1] as i32 == libc::F_SETFD && ret == 0 {
+            if rec.args[2] & libc::FD_CLOEXEC as u64 != 0 {
+                self.cloexec.insert((rec.pid, fd0));
+            } else {
+                self.cloexec.remove(&(rec.pid, fd0));
+            }
         } else if self.cwd_enabled && ret == 0 && (name == "chdir" || name == "fchdir") {
             let to = match name {
                 "chdir" => path_arg
@@ -339,7 +381,14 @@ impl FdTable {
                     .map(|((_, fd), path)| (*fd, path.clone()))
                     .collect();
                 for (fd, path) in parent {
-                    self.paths.entry((child, fd)).or_insert(path);
+                    if let std::collections::hash_map::Entry::Vacant(e) =
+                        self.paths.entry((child, fd))
+                    {
+                        e.insert(path);
+                        if self.cloexec.contains(&(rec.pid, fd)) {
+                            self.cloexec.insert((child, fd));
+                        }
+                    }
                 }
             }
             if !self.cwd_enabled {
@@ -575,6 +624,41 @@ mod tests {
             None,
         );
         assert_eq!(t.path(PID, 11), Some(&b"/usr/share/doc/libelf1"[..]));
+    }
+
+    #[test]
+    fn a_successful_exec_closes_the_close_on_exec_fds() {
+        let mut t = FdTable::new(true, true);
+        let o = openat();
+        let cloexec = libc::O_CLOEXEC as u64;
+        t.update(&rec([CWD, 0, cloexec, 0, 0, 0], 3), &o, Some(b"/a"));
+        t.update(&rec([CWD, 0, 0, 0, 0, 0], 4), &o, Some(b"/b"));
+        let fcntl = info(
+            "fcntl",
+            &[
+                ("fd", "unsigned int"),
+                ("cmd", "unsigned int"),
+                ("arg", "unsigned long"),
+            ],
+        );
+        t.update(
+            &rec([4, libc::F_DUPFD_CLOEXEC as u64, 10, 0, 0, 0], 10),
+            &fcntl,
+            None,
+        );
+        t.update(&rec([4, libc::F_SETFD as u64, 1, 0, 0, 0], 0), &fcntl, None);
+        t.update(&rec([4, libc::F_SETFD as u64, 0, 0, 0, 0], 0), &fcntl, None);
+        let execve = info("execve", &[("filename", "const char *")]);
+        t.update(&rec([0; 6], -2), &execve, Some(b"/nope"));
+        assert_eq!(
+            t.path(PID, 3),
+            Some(&b"/a"[..]),
+            "a failed exec closes nothing"
+        );
+        t.update(&rec([0; 6], 0), &execve, Some(b"/bin/true"));
+        assert_eq!(t.path(PID, 3), None);
+        assert_eq!(t.path(PID, 10), None);
+        assert_eq!(t.path(PID, 4), Some(&b"/b"[..]), "its CLOEXEC was cleared");
     }
 
     #[test]
