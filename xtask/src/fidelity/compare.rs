@@ -315,7 +315,17 @@ pub fn compare(perf_text: &str, rtrace_text: &str, strace_text: &str) -> Report 
         c
     };
     let perf: Vec<Call> = perf_text.lines().filter_map(parse).map(fix).collect();
-    let rt: Vec<Call> = rtrace_text.lines().filter_map(parse).map(fix).collect();
+    let mut rt: Vec<Call> = rtrace_text.lines().filter_map(parse).map(fix).collect();
+    // The command's own execve: perf's trace starts inside it and shows only its
+    // `[continued]` half, which is not compared.
+    if perf_text
+        .lines()
+        .next()
+        .is_some_and(|l| l.contains("[continued]: execve()"))
+        && rt.first().is_some_and(|c| c.name == "execve")
+    {
+        rt.remove(0);
+    }
     let mut perf_by: HashMap<&str, Vec<&Call>> = HashMap::new();
     for c in &perf {
         perf_by.entry(c.name.as_str()).or_default().push(c);
@@ -325,7 +335,7 @@ pub fn compare(perf_text: &str, rtrace_text: &str, strace_text: &str) -> Report 
         rt_by.entry(c.name.as_str()).or_default().push(c);
     }
     let mut r = Report {
-        rtrace_calls: rt.len(),
+        rtrace_calls: rtrace_text.lines().filter_map(parse).count(),
         strace_calls: strace_calls(strace_text),
         ..Report::default()
     };

@@ -138,10 +138,14 @@ pub fn fidelity_with(rtrace: &Path, quick: bool, only: &[String], verbose: bool)
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir)?;
         std::fs::write(dir.join("file.txt"), "fidelity\n".repeat(100))?;
+        // Kept beside the program's directory, so that each run sees the same files.
+        let kept = work.join(format!("{name}.traces"));
+        let _ = std::fs::remove_dir_all(&kept);
+        std::fs::create_dir_all(&kept)?;
         let (p, r, s) = (
-            dir.join("perf.out"),
-            dir.join("rtrace.out"),
-            dir.join("strace.out"),
+            kept.join("perf.out"),
+            kept.join("rtrace.out"),
+            kept.join("strace.out"),
         );
         traced(&["perf", "trace"], cmd, &dir, &p)?;
         traced(&[rtrace], cmd, &dir, &r)?;
@@ -149,7 +153,7 @@ pub fn fidelity_with(rtrace: &Path, quick: bool, only: &[String], verbose: bool)
         let report = compare::compare(&read(&p), &read(&r), &read(&s));
         print_row(name, &report);
         if report.paired == 0 || report.strace_calls == 0 {
-            bail!("{name}: nothing to compare (see {})", dir.display());
+            bail!("{name}: nothing to compare (see {})", kept.display());
         }
         if verbose {
             for (class, perf, rt) in &report.examples {
