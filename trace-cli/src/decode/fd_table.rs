@@ -58,6 +58,8 @@ pub struct ProcSeed {
     /// `None`: take the fds rtrace was started with (the command rtrace runs, read
     /// while it is held, still has rtrace's close-on-exec pipes open).
     pub fds: Option<Vec<(i32, Box<[u8]>)>>,
+    /// Whether it sees the file system as rtrace does (asked now: later it may be gone).
+    pub same_view: bool,
 }
 
 /// CLOCK_MONOTONIC in nanoseconds, the clock of the records' times.
@@ -102,6 +104,7 @@ impl ProcSeed {
                     before_ns,
                     after_ns: monotonic_ns(),
                     fds,
+                    same_view: same_view(pid),
                 }
             })
             .collect()
@@ -217,8 +220,9 @@ impl FdTable {
     /// show what the process did after the call.)
     pub fn seed_procs(&mut self, seeds: Vec<ProcSeed>) {
         for s in seeds {
-            // Asked now, while the process is surely there; its children inherit it.
-            self.same_view.insert(s.pid, same_view(s.pid));
+            // Asked when the seed was read, while the process was surely there; its
+            // children inherit it.
+            self.same_view.insert(s.pid, s.same_view);
             if self.enabled {
                 let fds = match &s.fds {
                     Some(fds) => fds.as_slice(),
@@ -561,6 +565,9 @@ mod tests {
         // child's pipes.
         let seed = &ProcSeed::read([me], Some(me))[0];
         assert!(seed.fds.is_none());
+        // Asked when read (a command may be gone by the time the reader starts).
+        assert!(seed.same_view);
+        assert!(!ProcSeed::read([4_000_000], None)[0].same_view);
     }
 
     fn openat() -> SyscallInfo {
@@ -592,6 +599,7 @@ mod tests {
             before_ns: 100,
             after_ns: 110,
             fds: Some(Vec::new()),
+            same_view: false,
         }]);
         t
     }
@@ -674,6 +682,7 @@ mod tests {
             before_ns: 0,
             after_ns: 0,
             fds: Some(Vec::new()),
+            same_view: false,
         }]);
         t.update(&rec([CWD, 0, 0, 0, 0, 0], 5), &openat(), Some(b"f"));
         assert_eq!(t.path(PID, 5), None);
