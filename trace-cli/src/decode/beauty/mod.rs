@@ -282,33 +282,40 @@ fn write_clone_flags(out: &mut String, raw: u64, prefix: bool) {
         if flags != 0 {
             out.push('|');
         }
-        match tables::SIGNALS.entries.iter().find(|(v, _)| *v == sig) {
-            Some((_, name)) => {
-                let _ = write!(out, "SIG{name}");
-            }
-            None if (32..=64).contains(&sig) => {
-                let _ = write!(out, "SIGRT_{}", sig - 32);
-            }
-            None => {
-                let _ = write!(out, "{sig:#x}");
-            }
-        }
+        let _ = match signal_name(sig) {
+            Some(SignalName::Named(name)) => write!(out, "SIG{name}"),
+            Some(SignalName::RealTime(n)) => write!(out, "SIGRT_{n}"),
+            None => write!(out, "{sig:#x}"),
+        };
+    }
+}
+
+/// A signal's name: perf's, without `SIG` (`KILL`), or for a real-time one without a
+/// name its number above the kernel's SIGRTMIN (32), which strace writes `SIGRT_n`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SignalName {
+    Named(&'static str),
+    RealTime(u64),
+}
+
+pub fn signal_name(sig: u64) -> Option<SignalName> {
+    const SIGRTMIN: u64 = 32;
+    const SIGRTMAX: u64 = 64;
+    match tables::SIGNALS.entries.iter().find(|(v, _)| *v == sig) {
+        Some((_, name)) => Some(SignalName::Named(name)),
+        None if (SIGRTMIN..=SIGRTMAX).contains(&sig) => Some(SignalName::RealTime(sig - SIGRTMIN)),
+        None => None,
     }
 }
 
 /// A signal by name; a real-time one as strace names it (`SIGRT_2` is SIGRTMIN+2, the
 /// kernel's SIGRTMIN being 32), where perf 6.1 prints hex.
 fn write_signal(out: &mut String, sig: u32, prefix: bool) {
-    const SIGRTMIN: u32 = 32;
-    const SIGRTMAX: u32 = 64;
-    let named = tables::SIGNALS
-        .entries
-        .iter()
-        .any(|(v, _)| *v == u64::from(sig));
-    if !named && (SIGRTMIN..=SIGRTMAX).contains(&sig) {
-        let _ = write!(out, "SIGRT_{}", sig - SIGRTMIN);
-    } else {
-        write_name(out, u64::from(sig), &tables::SIGNALS, prefix);
+    match signal_name(u64::from(sig)) {
+        Some(SignalName::RealTime(n)) => {
+            let _ = write!(out, "SIGRT_{n}");
+        }
+        _ => write_name(out, u64::from(sig), &tables::SIGNALS, prefix),
     }
 }
 

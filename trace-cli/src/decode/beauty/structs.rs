@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::tables;
+use super::{SignalName, signal_name, tables};
 use crate::decode::escape;
 
 /// File types in `st_mode`, as strace names them.
@@ -75,13 +75,9 @@ pub fn write_wait_status(out: &mut String, b: &[u8]) -> bool {
     };
     let s = i32::from_ne_bytes([s[0], s[1], s[2], s[3]]);
     let sig = |out: &mut String, n: i32| {
-        match tables::SIGNALS.entries.iter().find(|(v, _)| *v == n as u64) {
-            Some((_, name)) => {
-                let _ = write!(out, "SIG{name}");
-            }
-            None => {
-                let _ = write!(out, "{n}");
-            }
+        let _ = match signal_name(n as u64) {
+            Some(SignalName::Named(name)) => write!(out, "SIG{name}"),
+            _ => write!(out, "{n}"),
         };
     };
     out.push_str("[{");
@@ -173,15 +169,11 @@ pub fn write_sigset(out: &mut String, b: &[u8]) -> bool {
             out.push(' ');
         }
         first = false;
-        match tables::SIGNALS.entries.iter().find(|(v, _)| *v == sig) {
-            Some((_, name)) => out.push_str(name),
-            None if sig >= 32 => {
-                let _ = write!(out, "RT_{}", sig - 32);
-            }
-            None => {
-                let _ = write!(out, "{sig}");
-            }
-        }
+        let _ = match signal_name(sig) {
+            Some(SignalName::Named(name)) => write!(out, "{name}"),
+            Some(SignalName::RealTime(n)) => write!(out, "RT_{n}"),
+            None => write!(out, "{sig}"),
+        };
     }
     out.push(']');
     true
