@@ -13,6 +13,16 @@ pub struct Call {
     pub ret: String,
 }
 
+impl Call {
+    /// The arguments by name.
+    fn args_by_name(&self) -> HashMap<&str, &str> {
+        self.args
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect()
+    }
+}
+
 /// What one differing pair of lines is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Class {
@@ -141,16 +151,8 @@ pub fn classify(perf: &Call, rtrace: &Call) -> Class {
         return Class::Wrong;
     }
     let pointer = |v: &str| v == "0x?";
-    let perf_args: HashMap<&str, &str> = perf
-        .args
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    let rt_args: HashMap<&str, &str> = rtrace
-        .args
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
+    let perf_args = perf.args_by_name();
+    let rt_args = rtrace.args_by_name();
     let mut better = false;
     for (k, pv) in &perf_args {
         match rt_args.get(k) {
@@ -202,16 +204,8 @@ impl Report {
 
 /// The first argument (or the return) on which two calls differ.
 fn cause(perf: &Call, rtrace: &Call) -> String {
-    let rt: HashMap<&str, &str> = rtrace
-        .args
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
-    let pf: HashMap<&str, &str> = perf
-        .args
-        .iter()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .collect();
+    let rt = rtrace.args_by_name();
+    let pf = perf.args_by_name();
     let arg = perf
         .args
         .iter()
