@@ -2,9 +2,17 @@
 
 use std::{path::Path, time::Duration};
 
-use rtrace_tests::{bpf_ready, compile_c, parse_line, rtrace, run, scratch_dir};
+use rtrace_tests::{Line, Run, bpf_ready, compile_c, parse_line, rtrace, run, scratch_dir};
 
 const LIMIT: Duration = Duration::from_secs(60);
+
+/// The first line of call `name` whose arguments hold `has`; the run is shown if none.
+fn find_call<'a>(lines: &'a [Line<'a>], name: &str, has: &str, r: &Run) -> &'a Line<'a> {
+    lines
+        .iter()
+        .find(|l| l.name == name && l.args.contains(has))
+        .unwrap_or_else(|| panic!("no {name} line with {has}{r}"))
+}
 
 fn compile(dir: &Path, name: &str, source: &str) -> std::path::PathBuf {
     let (r, bin) = compile_c(dir, name, source, &["-O0"]);
@@ -634,12 +642,7 @@ fn arguments_are_shown_as_their_call_uses_them() {
     let r = run(rtrace().arg("--").arg(&bin), LIMIT);
     assert_eq!(r.code(), Some(0), "{r}");
     let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
-    let find = |name: &str, has: &str| {
-        lines
-            .iter()
-            .find(|l| l.name == name && l.args.contains(has))
-            .unwrap_or_else(|| panic!("no {name} line with {has}{r}"))
-    };
+    let find = |name: &str, has: &str| find_call(&lines, name, has, &r);
     let pid = lines[0].tid;
     let getfl = find("fcntl", "cmd: GETFL");
     assert!(
@@ -747,12 +750,7 @@ fn what_a_call_writes_is_shown_when_it_succeeded() {
     let r = run(rtrace().arg("--").arg(&bin).arg(&*dir), LIMIT);
     assert_eq!(r.code(), Some(0), "{r}");
     let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
-    let find = |name: &str, has: &str| {
-        lines
-            .iter()
-            .find(|l| l.name == name && l.args.contains(has))
-            .unwrap_or_else(|| panic!("no {name} line with {has}{r}"))
-    };
+    let find = |name: &str, has: &str| find_call(&lines, name, has, &r);
     find("read", "buf: \"hello\\n\", count: 64");
     find(
         "fstat",
@@ -827,12 +825,7 @@ fn addresses_limits_and_names_the_kernel_wrote() {
     let r = run(rtrace().arg("--").arg(&bin), LIMIT);
     assert_eq!(r.code(), Some(0), "{r}");
     let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
-    let find = |name: &str, has: &str| {
-        lines
-            .iter()
-            .find(|l| l.name == name && l.args.contains(has))
-            .unwrap_or_else(|| panic!("no {name} line with {has}{r}"))
-    };
+    let find = |name: &str, has: &str| find_call(&lines, name, has, &r);
     find("getsockname", "usockaddr: { .family: PF_INET, port: ");
     find("getsockname", "usockaddr: { .family: PF_LOCAL },");
     let accept = find("accept4", "upeer_sockaddr: { .family: PF_INET, port: ");
