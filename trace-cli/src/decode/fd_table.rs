@@ -153,23 +153,18 @@ pub fn snapshot_inherited_fds() {
 
 /// Whether `pid` has rtrace's root directory and mount namespace.
 fn same_view(pid: u32) -> bool {
-    let ns = |p: &Process| -> Option<u64> {
-        Some(
-            p.namespaces()
-                .ok()?
-                .0
-                .get(std::ffi::OsStr::new("mnt"))?
-                .identifier,
-        )
-    };
-    let (Ok(me), Some(other)) = (
-        Process::myself(),
-        i32::try_from(pid).ok().and_then(|p| Process::new(p).ok()),
-    ) else {
+    fn mnt_ns(p: &Process) -> Option<u64> {
+        let all = p.namespaces().ok()?;
+        Some(all.0.get(std::ffi::OsStr::new("mnt"))?.identifier)
+    }
+    // rtrace's own, read once.
+    static MINE: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    let mine = *MINE.get_or_init(|| Process::myself().ok().as_ref().and_then(mnt_ns));
+    let Some(other) = i32::try_from(pid).ok().and_then(|p| Process::new(p).ok()) else {
         return false;
     };
     let root_is_slash = other.root().is_ok_and(|r| r == std::path::Path::new("/"));
-    root_is_slash && ns(&me).is_some() && ns(&me) == ns(&other)
+    root_is_slash && mine.is_some() && mine == mnt_ns(&other)
 }
 
 /// `base/rel`, without a `./` in front of `rel` or a `.` at its end.
