@@ -6,7 +6,7 @@
 
 use std::{
     io::{self, Write},
-    os::fd::{AsRawFd, FromRawFd, OwnedFd},
+    os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd},
     time::{Duration, Instant},
 };
 
@@ -15,6 +15,10 @@ use aya::{
     maps::{Array, MapData, PerCpuArray, RingBuf},
 };
 use thiserror::Error;
+use tokio::{
+    io::{Interest, unix::AsyncFd},
+    time::MissedTickBehavior,
+};
 use trace_common::{
     SyscallRecord,
     maps::{
@@ -56,7 +60,7 @@ use crate::{
         prune::prune,
         targets,
     },
-    signals,
+    signals::Stops,
     workload::{Workload, WorkloadError},
 };
 
@@ -168,10 +172,16 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     // no signal handler of its own: the held child inherits neither.
     let mut workload = argv.map(|a| Workload::spawn_held(a)).transpose()?;
     let mut bpf = loader::load(&settings)?;
-    signals::install().map_err(|e| SessionError::Io {
-        what: "installing signal handlers".into(),
-        source: e.into(),
-    })?;
+    // The event loop's runtime: one thread, and only now that the command is forked.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(io_err("starting the event loop"))?;
+    let mut stops = {
+        let _entered = runtime.enter();
+        Stops::install().map_err(io_err("installing signal handlers"))?
+    };
     loader::attach_lifecycle(&mut bpf)?;
     write_pid_maps(
         &bpf,
@@ -212,7 +222,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         processes_to_seed(&cfg, workload.as_ref()),
         workload.as_ref().map(|w| w.pid),
     );
-    if let (Some(sig), Some(_)) = (signals::stop_requested(), &workload) {
+    if let (Some(sig), Some(_)) = (runtime.block_on(stops.requested()), &workload) {
         // Asked to stop before the command ran: it never runs (dropping it makes the
         // held child exit), and rtrace ends as the signal asked.
         return Ok(128 + sig);
@@ -232,7 +242,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         say!("rtrace: tracing started");
     }
 
-    let ended = event_loop(
+    let ended = runtime.block_on(event_loop(
         &mut bpf,
         &cfg,
         catalog,
@@ -240,7 +250,8 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         pidfd.as_ref(),
         workload.as_ref(),
         proc_seeds,
-    )?;
+        &mut stops,
+    ))?;
     if let Some(summary) = &cfg.summary {
         // Detach the syscall programs first: the numbers read below no longer move.
         loader::detach_syscalls(&mut bpf);
@@ -540,7 +551,26 @@ fn counter_sum(counters: &PerCpuArray<&MapData, u64>, slot: u32) -> u64 {
     counters.get(&slot, 0).map(|v| v.iter().sum()).unwrap_or(0)
 }
 
-fn event_loop(
+/// Registers a descriptor with the event loop, for reading.
+fn watch<T: AsRawFd>(inner: T) -> io::Result<AsyncFd<T>> {
+    // SAFETY: every T given here owns or borrows its descriptor for at least as long as
+    // the AsyncFd lives (the ring buffer's map, the pidfd that `run` holds), and always
+    // answers the same one.
+    unsafe { AsyncFd::register_with_interest(inner, Interest::READABLE) }.map_err(|e| e.into())
+}
+
+/// Resolves once the workload has exited (its pidfd turns readable); never without one.
+async fn exited(pidfd: Option<&AsyncFd<std::os::fd::BorrowedFd<'_>>>) {
+    match pidfd {
+        Some(fd) => {
+            let _ = fd.readable().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn event_loop(
     bpf: &mut Ebpf,
     cfg: &Config,
     catalog: Catalog<Tracefs>,
@@ -548,12 +578,20 @@ fn event_loop(
     pidfd: Option<&OwnedFd>,
     workload: Option<&Workload>,
     proc_seeds: Vec<ProcSeed>,
+    stops: &mut Stops,
 ) -> Result<Ended, SessionError> {
     let ring_map = bpf.take_map(EVENTS).ok_or(LoadError::MissingMap(EVENTS))?;
-    let mut ring: RingBuf<MapData> = RingBuf::try_from(ring_map).map_err(|e| SessionError::Io {
+    let ring: RingBuf<MapData> = RingBuf::try_from(ring_map).map_err(|e| SessionError::Io {
         what: "opening the ring buffer".into(),
         source: io::Error::other(e),
     })?;
+    let mut ring = watch(ring).map_err(io_err("watching the ring buffer"))?;
+    let pidfd = pidfd
+        .map(|fd| watch(fd.as_fd()))
+        .transpose()
+        .map_err(io_err("watching the workload's pidfd"))?;
+    let mut tick = tokio::time::interval(DRAIN_EVERY);
+    tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let counters: PerCpuArray<&MapData, u64> = PerCpuArray::try_from(
         bpf.map(COUNTERS).ok_or(LoadError::MissingMap(COUNTERS))?,
     )
@@ -590,28 +628,22 @@ fn event_loop(
     let mut stop_at: Option<Instant> = None;
 
     loop {
-        let mut fds = vec![libc::pollfd {
-            fd: ring.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        }];
-        if let Some(fd) = pidfd {
-            fds.push(libc::pollfd {
-                fd: fd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            });
+        // Whichever comes first: a signal, the programs' wake-up (the ring is a quarter
+        // full), the workload's exit, or the periodic drain.
+        let mut workload_exited = false;
+        tokio::select! {
+            biased;
+            _ = stops.next() => {}
+            ready = ring.readable_mut() => {
+                if let Ok(mut ready) = ready {
+                    ready.clear_ready();
+                }
+            }
+            _ = exited(pidfd.as_ref()) => workload_exited = true,
+            _ = tick.tick() => {}
         }
-        // SAFETY: fds is a valid array of pollfd of the given length.
-        unsafe {
-            libc::poll(
-                fds.as_mut_ptr(),
-                fds.len() as libc::nfds_t,
-                DRAIN_EVERY.as_millis() as i32,
-            )
-        };
 
-        let mut done = printer.drain(&mut ring, out);
+        let mut done = printer.drain(ring.get_mut(), out);
         let dropped = counter_sum(&counters, COUNTER_DROPPED);
         if dropped > reported_lost {
             let (on, off) = if cfg.line.color {
@@ -631,7 +663,7 @@ fn event_loop(
         let _ = out.flush();
 
         if let Some(w) = workload
-            && fds.get(1).is_some_and(|p| p.revents != 0)
+            && workload_exited
             && let Some(code) = reap(w.pid)
         {
             exit_code = Some(code);
@@ -648,7 +680,7 @@ fn event_loop(
                 done = true;
             }
         }
-        if let Some(sig) = signals::stop_requested().or_else(|| output_stop(out)) {
+        if let Some(sig) = stops.requested().await.or_else(|| output_stop(out)) {
             // The command rtrace started gets the signal too (a terminal's Ctrl-C has
             // sent it already; a `kill` or a CI runner's cancel sent it to rtrace
             // alone), once, and a moment to end; -p/-t/-a targets are never signalled.
@@ -667,14 +699,14 @@ fn event_loop(
             break;
         }
     }
-    printer.drain(&mut ring, out);
+    printer.drain(ring.get_mut(), out);
     // What is still blocked when tracing ends is shown as unfinished.
     printer.flush_pending(None, out);
     let _ = out.flush();
 
     let exit_code = match (
         exit_code,
-        signals::stop_requested().or_else(|| output_stop(out)),
+        stops.requested().await.or_else(|| output_stop(out)),
     ) {
         (Some(code), _) => code,
         (None, Some(sig)) if workload.is_some() => 128 + sig,
