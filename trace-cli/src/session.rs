@@ -14,6 +14,7 @@ use aya::{
     Ebpf,
     maps::{Array, MapData, PerCpuArray, RingBuf},
 };
+use aya_log::EbpfLogger;
 use thiserror::Error;
 use tokio::{
     io::{Interest, unix::AsyncFd},
@@ -41,6 +42,7 @@ use crate::{
         syscall_table,
     },
     kernel::{
+        bpf_log::{self, StderrLines},
         features::{self, GroupExit, Missing},
         loader::{self, LoadError, Settings},
         map_ops::PidMapFd,
@@ -159,6 +161,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
             1
         },
         cpu_filter: cfg.cpus.is_some(),
+        verbose: cfg.verbose,
     };
     if cfg.verbose > 0 {
         say!("rtrace: {settings:?}");
@@ -172,6 +175,10 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     // no signal handler of its own: the held child inherits neither.
     let mut workload = argv.map(|a| Workload::spawn_held(a)).transpose()?;
     let mut bpf = loader::load(&settings)?;
+    let bpf_log = bpf_log::open(&mut bpf, cfg.verbose).map_err(|e| SessionError::Io {
+        what: "opening the programs' log".into(),
+        source: io::Error::other(e),
+    })?;
     // The event loop's runtime: one thread, and only now that the command is forked.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
@@ -251,6 +258,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         workload.as_ref(),
         proc_seeds,
         &mut stops,
+        bpf_log,
     ))?;
     if let Some(summary) = &cfg.summary {
         // Detach the syscall programs first: the numbers read below no longer move.
@@ -559,6 +567,19 @@ fn watch<T: AsRawFd>(inner: T) -> io::Result<AsyncFd<T>> {
     unsafe { AsyncFd::register_with_interest(inner, Interest::READABLE) }.map_err(|e| e.into())
 }
 
+/// Resolves once the descriptor is readable, and takes the readiness (what made it so is
+/// read next); never without one.
+async fn readable<T: AsRawFd>(fd: Option<&mut AsyncFd<T>>) {
+    match fd {
+        Some(fd) => {
+            if let Ok(mut ready) = fd.readable_mut().await {
+                ready.clear_ready();
+            }
+        }
+        None => std::future::pending().await,
+    }
+}
+
 /// Resolves once the workload has exited (its pidfd turns readable); never without one.
 async fn exited(pidfd: Option<&AsyncFd<std::os::fd::BorrowedFd<'_>>>) {
     match pidfd {
@@ -579,6 +600,7 @@ async fn event_loop(
     workload: Option<&Workload>,
     proc_seeds: Vec<ProcSeed>,
     stops: &mut Stops,
+    bpf_log: Option<EbpfLogger<StderrLines>>,
 ) -> Result<Ended, SessionError> {
     let ring_map = bpf.take_map(EVENTS).ok_or(LoadError::MissingMap(EVENTS))?;
     let ring: RingBuf<MapData> = RingBuf::try_from(ring_map).map_err(|e| SessionError::Io {
@@ -590,6 +612,10 @@ async fn event_loop(
         .map(|fd| watch(fd.as_fd()))
         .transpose()
         .map_err(io_err("watching the workload's pidfd"))?;
+    let mut bpf_log = bpf_log
+        .map(watch)
+        .transpose()
+        .map_err(io_err("watching the programs' log"))?;
     let mut tick = tokio::time::interval(DRAIN_EVERY);
     tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let counters: PerCpuArray<&MapData, u64> = PerCpuArray::try_from(
@@ -634,13 +660,13 @@ async fn event_loop(
         tokio::select! {
             biased;
             _ = stops.next() => {}
-            ready = ring.readable_mut() => {
-                if let Ok(mut ready) = ready {
-                    ready.clear_ready();
-                }
-            }
+            _ = readable(Some(&mut ring)) => {}
             _ = exited(pidfd.as_ref()) => workload_exited = true,
+            _ = readable(bpf_log.as_mut()) => {}
             _ = tick.tick() => {}
+        }
+        if let Some(log) = &mut bpf_log {
+            log.get_mut().flush();
         }
 
         let mut done = printer.drain(ring.get_mut(), out);
@@ -700,6 +726,9 @@ async fn event_loop(
         }
     }
     printer.drain(ring.get_mut(), out);
+    if let Some(log) = &mut bpf_log {
+        log.get_mut().flush();
+    }
     // What is still blocked when tracing ends is shown as unfinished.
     printer.flush_pending(None, out);
     let _ = out.flush();

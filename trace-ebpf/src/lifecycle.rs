@@ -7,6 +7,7 @@ use aya_ebpf::{
     macros::tracepoint,
     programs::TracePointContext,
 };
+use aya_log_ebpf::{debug, warn};
 use trace_common::maps::{
     COUNTER_LOST_HANDOFF, FILTER_UNTIL_EXEC, GROUP_EXIT_FIELD, GROUP_EXIT_LIVE, HANDOFFS_GIVEN,
     HANDOFFS_SETTLED, TRACE_ARM_ON_EXEC,
@@ -52,9 +53,19 @@ fn on_fork(ctx: &TracePointContext) -> Option<()> {
         .is_err()
     {
         bump(COUNTER_LOST_HANDOFF);
+        warn!(
+            ctx,
+            "task {} forked {} (the kernel's number), which is not traced: the hand-off map is full",
+            ids.tid,
+            child
+        );
         return None;
     }
     handoffs_bump(HANDOFFS_GIVEN);
+    debug!(
+        ctx,
+        "task {} forked {} (the kernel's number): handed off", ids.tid, child
+    );
     Some(())
 }
 
@@ -136,6 +147,12 @@ fn on_exec(ctx: &TracePointContext) -> Option<()> {
     // SAFETY: the offset of `pid_t old_pid` in this tracepoint's record.
     let old_tid = unsafe { ctx.read_at::<i32>(EXEC_OLD_PID_OFF.load() as usize) }.ok()? as u32;
     if old_tid != kernel_tid {
+        debug!(
+            ctx,
+            "thread {} exec'd and took its leader's number {} (the kernel's numbers)",
+            old_tid,
+            kernel_tid
+        );
         took_over_leader(old_tid, kernel_tid);
     }
     let ids = current_ids()?;

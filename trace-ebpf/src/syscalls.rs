@@ -11,6 +11,7 @@ use aya_ebpf::{
     macros::raw_tracepoint,
     programs::RawTracePointContext,
 };
+use aya_log_ebpf::warn;
 use trace_common::{
     augment::{AUG_NO_ARG, AugPlan},
     maps::{
@@ -159,7 +160,7 @@ fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
         return Some(());
     }
     if handoffs_waiting() {
-        adopt_forked_child(kernel_tid);
+        adopt_forked_child(ctx, kernel_tid);
     }
     // An exit without its entry: a call that was in progress when tracing began, or a
     // new child's return from clone/fork.
@@ -183,11 +184,33 @@ fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
     Some(())
 }
 
+const LOST_FULL_MAP: u8 = 0;
+const LOST_UNSEEN: u8 = 1;
+
+/// Says why a forked child could not be adopted. A function of its own (a BPF
+/// subprogram), so that the log's stack is not added to sys_exit's, which is close to
+/// the 512 bytes old kernels allow.
+#[inline(never)]
+fn log_lost(ctx: &RawTracePointContext, kernel_tid: u32, why: u8) {
+    if why == LOST_FULL_MAP {
+        warn!(
+            ctx,
+            "child task {} (the kernel's number) is not traced: pids_to_trace is full", kernel_tid
+        );
+    } else {
+        warn!(
+            ctx,
+            "child task {} (the kernel's number) is not traced: its pid namespace is one rtrace's cannot see into",
+            kernel_tid
+        );
+    }
+}
+
 /// A child forked by a traced task returns to user space for the first time: only now,
 /// running as itself, can its pid in rtrace's namespace be asked for. Threads of a
 /// process keyed by tgid find their key already there.
 #[inline(always)]
-fn adopt_forked_child(kernel_tid: u32) {
+fn adopt_forked_child(ctx: &RawTracePointContext, kernel_tid: u32) {
     // SAFETY: a u32 value, copied.
     let Some(flags) = (unsafe { FORK_HANDOFF.get(kernel_tid) }).copied() else {
         return;
@@ -198,11 +221,17 @@ fn adopt_forked_child(kernel_tid: u32) {
             match PIDS_TO_TRACE.insert(ids.trace_key(), flags, BPF_NOEXIST as u64) {
                 Ok(()) => {}
                 Err(e) if e == EEXIST => {}
-                Err(_) => bump(COUNTER_LOST_TASKS),
+                Err(_) => {
+                    bump(COUNTER_LOST_TASKS);
+                    log_lost(ctx, kernel_tid, LOST_FULL_MAP);
+                }
             }
         }
         // In a pid namespace that rtrace's cannot see into.
-        None => bump(COUNTER_LOST_UNSEEN),
+        None => {
+            bump(COUNTER_LOST_UNSEEN);
+            log_lost(ctx, kernel_tid, LOST_UNSEEN);
+        }
     }
     // Settled only now, after the insert: user space that finds every hand-off
     // settled and pids_to_trace empty may end the session.

@@ -278,6 +278,47 @@ fn a_full_pid_map_is_reported() {
 }
 
 #[test]
+fn the_programs_say_which_child_they_could_not_follow_at_v() {
+    if !bpf_ready("the_programs_say_which_child_they_could_not_follow_at_v") {
+        return;
+    }
+    let workload = [
+        "sh",
+        "-c",
+        "for i in 1 2 3 4 5 6; do sleep 0.3 & done; wait",
+    ];
+    let traced = |verbose: Option<&str>| {
+        let mut cmd = rtrace_tests::rtrace();
+        cmd.env("RTRACE_PID_MAP_ENTRIES", "3").arg("-s");
+        cmd.args(verbose).arg("--").args(workload);
+        run(&mut cmd, Duration::from_secs(60))
+    };
+    // The four children that do not fit, each named by the program that dropped it.
+    let r = traced(Some("-v"));
+    assert_eq!(r.code(), Some(0), "{r}");
+    let said: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("rtrace: bpf warning: "))
+        .collect();
+    assert_eq!(said.len(), 4, "{r}");
+    for l in &said {
+        assert!(
+            l.ends_with("which is not traced: the hand-off map is full")
+                || l.ends_with("is not traced: pids_to_trace is full"),
+            "{r}"
+        );
+    }
+    assert!(
+        !r.stderr.contains("rtrace: bpf debug:"),
+        "debug lines need -vv{r}"
+    );
+    // Without -v the programs say nothing (their log statements are not even loaded).
+    let quiet = traced(None);
+    assert!(!quiet.stderr.contains("rtrace: bpf"), "{quiet}");
+}
+
+#[test]
 fn a_system_wide_workload_shows_nothing_before_its_exec() {
     if !bpf_ready("a_system_wide_workload_shows_nothing_before_its_exec") {
         return;

@@ -185,6 +185,37 @@ fn an_exec_from_a_thread_keeps_the_process_traced() {
 }
 
 #[test]
+fn at_vv_the_programs_say_which_thread_took_its_leaders_number() {
+    if !bpf_ready("at_vv_the_programs_say_which_thread_took_its_leaders_number") {
+        return;
+    }
+    let (_dir, bin) = program("threadexecvv", THREAD_EXEC);
+    let r = traced(None, &["-vv"], &bin);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let pid = r
+        .stderr
+        .lines()
+        .filter_map(parse_line)
+        .next()
+        .expect("a traced line")
+        .tid;
+    // rtrace runs in the initial pid namespace here: the kernel's numbers are its own.
+    let took: Vec<(u32, u32)> = r
+        .stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("rtrace: bpf debug: thread "))
+        .filter_map(|l| {
+            let (old, rest) = l.split_once(" exec'd and took its leader's number ")?;
+            let (new, _) = rest.split_once(' ')?;
+            Some((old.parse().ok()?, new.parse().ok()?))
+        })
+        .collect();
+    assert_eq!(took.len(), 1, "{r}");
+    assert_eq!(took[0].1, pid, "{r}");
+    assert_ne!(took[0].0, pid, "the worker thread, not the leader{r}");
+}
+
+#[test]
 fn p_of_a_process_whose_leader_exited_is_traced_until_its_last_thread() {
     if !bpf_ready("p_of_a_process_whose_leader_exited_is_traced_until_its_last_thread") {
         return;

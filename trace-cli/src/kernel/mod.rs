@@ -1,6 +1,7 @@
 //! The modules that touch the kernel: loading and attaching, bpf(2) map calls, tracefs,
 //! privileges and the pid namespace.
 
+pub mod bpf_log;
 pub mod btf;
 pub mod features;
 pub mod loader;
