@@ -1,8 +1,11 @@
-//! `--json`: one JSON object per syscall (JSON Lines), for scripts. The schema is in
-//! the README; every field is always present (null when unknown).
+//! `--json`: one JSON object per syscall (JSON Lines), for scripts. [`CallLine`] is the
+//! schema the README gives; every field is always there (null when unknown). serde
+//! writes it into the line buffer the text output uses: nothing is allocated per line.
 
-use std::fmt::Write as _;
+use std::cell::RefCell;
 
+use serde::{Serialize, Serializer, ser::SerializeMap};
+use serde_json::value::RawValue;
 use trace_common::{SyscallRecord, record::Augmented};
 
 use crate::decode::{
@@ -17,36 +20,104 @@ use crate::decode::{
 };
 use crate::output::line::comm_bytes;
 
+/// One call, as `--json` prints it.
+#[derive(Serialize)]
+struct CallLine<'a, 'm> {
+    /// ms since the first event (or the kernel's monotonic ms with -T), six decimals.
+    ts: Option<&'a RawValue>,
+    tid: u32,
+    pid: u32,
+    /// The task's name, escaped as the lines show it (so a name that is not UTF-8 keeps
+    /// its bytes).
+    comm: &'a str,
+    syscall: &'a str,
+    args: Args<'a, 'm>,
+    /// -1 when the call failed, as the line says it; null when the call never returns.
+    ret: Option<i64>,
+    errno: Option<&'a str>,
+    /// ms from entry to exit, six decimals.
+    duration: Option<&'a RawValue>,
+}
+
+/// One argument: its value as its C type reads, and as the line shows it.
+#[derive(Serialize)]
+struct Arg<'a> {
+    raw: i128,
+    decoded: &'a str,
+}
+
+/// The arguments by name, decoded as they are written out.
+struct Args<'a, 'm> {
+    rec: &'a SyscallRecord,
+    info: &'a SyscallInfo,
+    mem: &'a dyn Fn(usize) -> Option<Result<Augmented<'m>, ()>>,
+    style: Style,
+    scratch: &'a RefCell<String>,
+}
+
+impl Serialize for Args<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (rec, info) = (self.rec, self.info);
+        let specs = match (rec.has_entry(), info.args.as_deref()) {
+            (true, Some(specs)) => specs,
+            _ => &[],
+        };
+        let mut map = serializer.serialize_map(Some(specs.len()))?;
+        for (i, (spec, &raw)) in specs.iter().zip(rec.args.iter()).enumerate() {
+            // An argument the call does not use is decoded as its raw value.
+            let b = match context::shown(&info.name, &spec.name, &rec.args) {
+                Some(Shown::As(b)) => b,
+                Some(Shown::Hidden) => Beauty::Raw(spec.kind),
+                None => info
+                    .beauties
+                    .get(i)
+                    .copied()
+                    .unwrap_or(Beauty::Raw(spec.kind)),
+            };
+            let written = !b.is_output() || (rec.has_exit() && b.output_written(rec.ret));
+            let m = if b.reads_memory() && written {
+                (self.mem)(i)
+            } else {
+                None
+            };
+            let mut decoded = self.scratch.borrow_mut();
+            decoded.clear();
+            beauty::write_arg(&mut decoded, b, raw, m, self.style);
+            map.serialize_entry(
+                &spec.name,
+                &Arg {
+                    raw: raw_as_c(raw, spec.kind),
+                    decoded: &decoded,
+                },
+            )?;
+        }
+        map.end()
+    }
+}
+
 pub struct JsonFormatter {
     absolute_time: bool,
     style: Style,
     base_ns: Option<u64>,
-    decoded: String,
-}
-
-/// Appends `s` as a JSON string.
-pub fn write_json_str(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    /// Reused text: the name, each argument, the numbers, the errno.
+    comm: String,
+    scratch: RefCell<String>,
+    ts: String,
+    duration: String,
+    errno: String,
 }
 
 /// Nanoseconds as milliseconds with six decimals: exact, no floating point.
 fn write_ms6(out: &mut String, ns: i128) {
+    use std::fmt::Write as _;
     let sign = if ns < 0 { "-" } else { "" };
     let n = ns.unsigned_abs();
     let _ = write!(out, "{sign}{}.{:06}", n / 1_000_000, n % 1_000_000);
+}
+
+/// A number written by [`write_ms6`], as JSON takes it (it always is one).
+fn ms6(text: &str) -> Option<&RawValue> {
+    serde_json::from_str(text).ok()
 }
 
 fn raw_as_c(raw: u64, kind: ArgKind) -> i128 {
@@ -68,10 +139,15 @@ impl JsonFormatter {
                 ..Style::default()
             },
             base_ns: None,
-            decoded: String::new(),
+            comm: String::new(),
+            scratch: RefCell::new(String::new()),
+            ts: String::new(),
+            duration: String::new(),
+            errno: String::new(),
         }
     }
 
+    /// Appends the call's line to `out`.
     pub fn format<'m>(
         &mut self,
         out: &mut String,
@@ -79,7 +155,7 @@ impl JsonFormatter {
         info: &SyscallInfo,
         mem: &dyn Fn(usize) -> Option<Result<Augmented<'m>, ()>>,
     ) {
-        out.push_str("{\"ts\":");
+        self.ts.clear();
         if rec.has_entry() && rec.enter_ns != 0 {
             let ns = if self.absolute_time {
                 i128::from(rec.enter_ns)
@@ -87,81 +163,56 @@ impl JsonFormatter {
                 let base = *self.base_ns.get_or_insert(rec.enter_ns);
                 i128::from(rec.enter_ns) - i128::from(base)
             };
-            write_ms6(out, ns);
-        } else {
-            out.push_str("null");
+            write_ms6(&mut self.ts, ns);
         }
-        let _ = write!(out, ",\"tid\":{},\"pid\":{},\"comm\":", rec.tid, rec.pid);
-        // The name as the lines show it (escaped), so that a name that is not UTF-8
-        // keeps its bytes.
-        self.decoded.clear();
-        escape::bare(&mut self.decoded, comm_bytes(&rec.comm));
-        write_json_str(out, &self.decoded);
-        out.push_str(",\"syscall\":");
-        write_json_str(out, &info.name);
-        out.push_str(",\"args\":{");
-        if rec.has_entry() {
-            let mut first = true;
-            let specs = info.args.as_deref().unwrap_or(&[]);
-            for (i, (spec, &raw)) in specs.iter().zip(rec.args.iter()).enumerate() {
-                if !first {
-                    out.push(',');
-                }
-                first = false;
-                write_json_str(out, &spec.name);
-                let _ = write!(out, ":{{\"raw\":{},\"decoded\":", raw_as_c(raw, spec.kind));
-                // An argument the call does not use is decoded as its raw value.
-                let b = match context::shown(&info.name, &spec.name, &rec.args) {
-                    Some(Shown::As(b)) => b,
-                    Some(Shown::Hidden) => Beauty::Raw(spec.kind),
-                    None => info
-                        .beauties
-                        .get(i)
-                        .copied()
-                        .unwrap_or(Beauty::Raw(spec.kind)),
-                };
-                self.decoded.clear();
-                let written = !b.is_output() || (rec.has_exit() && b.output_written(rec.ret));
-                let m = if b.reads_memory() && written {
-                    mem(i)
-                } else {
-                    None
-                };
-                beauty::write_arg(&mut self.decoded, b, raw, m, self.style);
-                write_json_str(out, &self.decoded);
-                out.push('}');
-            }
+        self.duration.clear();
+        if rec.has_entry() && rec.has_exit() {
+            write_ms6(
+                &mut self.duration,
+                i128::from(rec.exit_ns.saturating_sub(rec.enter_ns)),
+            );
         }
-        out.push_str("},\"ret\":");
+        self.comm.clear();
+        escape::bare(&mut self.comm, comm_bytes(&rec.comm));
         let returned = rec.has_exit() && info.ret != RetKind::NoReturn;
         let failed = returned && (-MAX_ERRNO..0).contains(&rec.ret);
-        // As the line says it: -1, and the error by name.
-        match (returned, failed) {
-            (false, _) => out.push_str("null"),
-            (true, true) => out.push_str("-1"),
-            (true, false) => {
-                let _ = write!(out, "{}", rec.ret);
-            }
-        }
-        out.push_str(",\"errno\":");
+        self.errno.clear();
         if failed {
             let errno = (-rec.ret) as i32;
             match ErrnoTable::name(errno) {
-                Some(n) => write_json_str(out, n),
+                Some(n) => self.errno.push_str(n),
                 None => {
-                    let _ = write!(out, "\"E{errno}\"");
+                    use std::fmt::Write as _;
+                    let _ = write!(self.errno, "E{errno}");
                 }
             }
-        } else {
-            out.push_str("null");
         }
-        out.push_str(",\"duration\":");
-        if rec.has_entry() && rec.has_exit() {
-            write_ms6(out, i128::from(rec.exit_ns.saturating_sub(rec.enter_ns)));
-        } else {
-            out.push_str("null");
-        }
-        out.push_str("}\n");
+        let line = CallLine {
+            ts: ms6(&self.ts),
+            tid: rec.tid,
+            pid: rec.pid,
+            comm: &self.comm,
+            syscall: &info.name,
+            args: Args {
+                rec,
+                info,
+                mem,
+                style: self.style,
+                scratch: &self.scratch,
+            },
+            ret: match (returned, failed) {
+                (false, _) => None,
+                (true, true) => Some(-1),
+                (true, false) => Some(rec.ret),
+            },
+            errno: failed.then_some(self.errno.as_str()),
+            duration: ms6(&self.duration),
+        };
+        let mut bytes = std::mem::take(out).into_bytes();
+        // Writing to memory cannot fail, nor can these types refuse to serialize.
+        let _ = serde_json::to_writer(&mut bytes, &line);
+        bytes.push(b'\n');
+        *out = String::from_utf8(bytes).expect("serde_json writes UTF-8");
     }
 }
 

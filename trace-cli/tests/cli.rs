@@ -1,0 +1,60 @@
+//! What a user sees before any tracing starts (help, and each refusal with its exit
+//! status), as snapshots: no root or BPF needed. A change to any of these shows as a
+//! diff to review (`cargo insta review`, or the `.snap.new` file next to the snapshot).
+
+use std::process::{Command, Stdio};
+
+/// Runs rtrace as a user's shell would, without their perf config or colour settings,
+/// and gives its status and both streams as one text.
+fn rtrace(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_rtrace"))
+        .args(args)
+        .env("PERF_CONFIG", "/dev/null")
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .stdin(Stdio::null())
+        .output()
+        .expect("rtrace runs");
+    format!(
+        "status: {}\n--- stdout\n{}--- stderr\n{}",
+        out.status
+            .code()
+            .map_or_else(|| "killed".to_string(), |c| c.to_string()),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+#[test]
+fn help() {
+    insta::assert_snapshot!(rtrace(&["--help"]));
+}
+
+#[test]
+fn short_help_is_the_same_text() {
+    assert_eq!(rtrace(&["-h"]), rtrace(&["--help"]));
+}
+
+/// Each mistake gets one `rtrace:` line and status 2, and nothing runs.
+#[test]
+fn refusals() {
+    let cases: &[(&str, &[&str])] = &[
+        ("misspelt_option", &["--filtr-pids", "1"]),
+        (
+            "perf_option_not_here_yet",
+            &["--call-graph", "dwarf", "--", "true"],
+        ),
+        ("unknown_syscall", &["-e", "nosuch", "--", "true"]),
+        ("command_and_pid", &["-p", "1", "--", "true"]),
+        ("not_a_number", &["--duration", "abc", "--", "true"]),
+        (
+            "string_limit_out_of_range",
+            &["--string-limit", "5000", "--", "true"],
+        ),
+        ("no_such_process", &["-p", "999999999"]),
+        ("no_such_user", &["-u", "no-such-user-here"]),
+    ];
+    for (name, args) in cases {
+        insta::assert_snapshot!(*name, rtrace(args), &args.join(" "));
+    }
+}
