@@ -94,7 +94,8 @@ pub struct Line<'a> {
     pub ret: &'a str,
 }
 
-/// Parses `<ts> (<dur>): comm/tid name(args) = ret` (also `[continued]` lines).
+/// Parses `<ts> (<dur>): comm/tid name(args) = ret` (also `[continued]` and unfinished
+/// `name(args) ...` lines).
 pub fn parse_line(l: &str) -> Option<Line<'_>> {
     let rest = &l[l.find("): ")? + 3..];
     let (who, call) = rest.split_once(' ')?;
@@ -106,7 +107,8 @@ pub fn parse_line(l: &str) -> Option<Line<'_>> {
             let ret = call[i + 1..].trim_start().strip_prefix("= ")?;
             (&call[..=i], ret)
         }
-        _ => (call, ""),
+        // Unfinished: `name(args)<padding> ...`, no return yet.
+        _ => (call.strip_suffix(" ...").map_or(call, str::trim_end), ""),
     };
     let call = call.strip_prefix("... [continued]: ").unwrap_or(call);
     let (name, args) = call.split_once('(')?;
@@ -114,7 +116,8 @@ pub fn parse_line(l: &str) -> Option<Line<'_>> {
         comm,
         tid,
         name,
-        args: args.trim_end_matches(')'),
+        // The call's own `)` only: an argument may end in one too (`(shapes)`).
+        args: args.strip_suffix(')').unwrap_or(args),
         ret,
     })
 }
@@ -538,5 +541,11 @@ mod tests {
         let l = parse_line("     6.673 (         ): ls/2012 exit_group()     = ?").unwrap();
         assert_eq!((l.name, l.ret), ("exit_group", "?"));
         assert!(parse_line("LOST 3 events!").is_none());
+        // Only the call's own `)` ends the arguments.
+        let l = parse_line("     1.000 ( 0.010 ms): sh/7 wait4(upid: 9 (shapes)) = 9").unwrap();
+        assert_eq!(l.args, "upid: 9 (shapes)");
+        // Unfinished, with perf's padding before the dots.
+        let l = parse_line("     1.000 (         ): sh/7 wait4(upid: -1)           ...").unwrap();
+        assert_eq!((l.name, l.args, l.ret), ("wait4", "upid: -1", ""));
     }
 }

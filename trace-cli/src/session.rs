@@ -640,6 +640,7 @@ async fn event_loop(
         exec_reads: rustc_hash::FxHashMap::default(),
         fds: FdTable::new(close_traced(cfg), all_traced(cfg, fd_table::CWD_CALLS)),
         pending: rustc_hash::FxHashMap::default(),
+        spare: Vec::new(),
         fmt: LineFormatter::new(cfg.line.clone()),
         json: cfg
             .json
@@ -767,8 +768,10 @@ struct Printer<'c> {
     /// What a successful execve ran (path and argv), per tid, until its record comes.
     exec_reads: rustc_hash::FxHashMap<u32, Vec<u8>>,
     fds: FdTable,
-    /// Entries of blocking calls not yet returned, per tid, and whether shown.
-    pending: rustc_hash::FxHashMap<u32, (SyscallRecord, bool)>,
+    /// Entries of blocking calls not yet returned, per tid.
+    pending: rustc_hash::FxHashMap<u32, Pending>,
+    /// Buffers of pending entries gone, for the next ones (no allocation per call).
+    spare: Vec<Vec<u8>>,
     fmt: LineFormatter,
     json: Option<JsonFormatter>,
     line: String,
@@ -776,7 +779,27 @@ struct Printer<'c> {
     cfg: &'c Config,
 }
 
+/// The entry of a call that may block and has not returned: its record as the kernel
+/// sent it (with what its plan read at entry), and whether it was shown unfinished.
+struct Pending {
+    rec: SyscallRecord,
+    shown: bool,
+    bytes: Vec<u8>,
+}
+
+/// Pending entries' buffers kept for reuse (threads blocked at once, at most).
+const SPARE_BUFFERS: usize = 64;
+
 impl Printer<'_> {
+    fn recycle(&mut self, gone: Option<Pending>) {
+        if let Some(mut p) = gone
+            && self.spare.len() < SPARE_BUFFERS
+        {
+            p.bytes.clear();
+            self.spare.push(p.bytes);
+        }
+    }
+
     /// Prints what the ring holds; true once --max-events is reached.
     fn drain(&mut self, ring: &mut RingBuf<MapData>, out: &mut Sink) -> bool {
         while !self.max_reached() {
@@ -791,7 +814,17 @@ impl Printer<'_> {
                 continue;
             }
             if rec.flags & REC_PENDING != 0 {
-                self.pending.insert(rec.tid, (rec, false));
+                let mut bytes = self.spare.pop().unwrap_or_default();
+                bytes.extend_from_slice(&item);
+                let old = self.pending.insert(
+                    rec.tid,
+                    Pending {
+                        rec,
+                        shown: false,
+                        bytes,
+                    },
+                );
+                self.recycle(old);
                 continue;
             }
             let early = self.exec_reads.remove(&rec.tid);
@@ -807,10 +840,11 @@ impl Printer<'_> {
             if self.flush_pending(Some(rec.tid), out) {
                 return true;
             }
-            let continued = self
-                .pending
-                .remove(&rec.tid)
-                .is_some_and(|(p, shown)| shown && p.nr == rec.nr);
+            let entry = self.pending.remove(&rec.tid);
+            let continued = entry
+                .as_ref()
+                .is_some_and(|p| p.shown && p.rec.nr == rec.nr);
+            self.recycle(entry);
             self.line.clear();
             let info = self.catalog.get(rec.nr);
             let early_rec = early.as_deref().and_then(SyscallRecord::from_bytes);
@@ -849,28 +883,29 @@ impl Printer<'_> {
     /// Prints the pending entries (calls still blocked) of threads other than
     /// `except` as `name(args) ...`, once each; true when output failed.
     fn flush_pending(&mut self, except: Option<u32>, out: &mut Sink) -> bool {
-        if self.max_reached() || self.pending.values().all(|(_, shown)| *shown) {
+        if self.max_reached() || self.pending.values().all(|p| p.shown) {
             return false;
         }
         let mut tids: Vec<u32> = self
             .pending
             .iter()
-            .filter(|(tid, (_, shown))| !shown && Some(**tid) != except)
+            .filter(|(tid, p)| !p.shown && Some(**tid) != except)
             .map(|(tid, _)| *tid)
             .collect();
-        tids.sort_unstable_by_key(|t| self.pending[t].0.enter_ns);
+        tids.sort_unstable_by_key(|t| self.pending[t].rec.enter_ns);
         for tid in tids {
-            let Some((rec, shown)) = self.pending.get_mut(&tid) else {
+            let Some(p) = self.pending.get_mut(&tid) else {
                 continue;
             };
-            *shown = true;
-            let rec = *rec;
+            p.shown = true;
+            let (rec, bytes) = (p.rec, &p.bytes);
             self.line.clear();
             let info = self.catalog.get(rec.nr);
             let fds = &self.fds;
             let fd_path = |fd: i32| fds.path(rec.pid, fd);
+            let mem = |i: usize| rec.augmented(bytes, i);
             self.fmt
-                .format_full(&mut self.line, &rec, info, &|_| None, &fd_path, false);
+                .format_full(&mut self.line, &rec, info, &mem, &fd_path, false);
             if out.write_all(self.line.as_bytes()).is_err() {
                 return true;
             }

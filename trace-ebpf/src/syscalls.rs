@@ -111,9 +111,27 @@ fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
         summary::account(&ids, nr, 0, 0, true, false);
         emit(REC_HAS_ENTRY, nr, &ids, now, 0, &args, 0);
     } else if class & CLASS_BLOCKING != 0 {
-        emit(REC_HAS_ENTRY | REC_PENDING, nr, &ids, now, 0, &args, 0);
+        emit_pending(nr, &ids, now, &args);
     }
     Some(())
+}
+
+/// The entry of a call that may block, for the reader to show as unfinished should
+/// other lines come first: with what its plan reads (a connect's address, a sleep's
+/// timespec), so that the unfinished line shows what the finished one would. What the
+/// call writes is read again at its exit; the reader shows outputs only from there.
+#[inline(always)]
+fn emit_pending(nr: u32, ids: &Ids, now: u64, args: &[u64; 6]) {
+    let flags = REC_HAS_ENTRY | REC_PENDING;
+    match augment::plan(nr) {
+        Some(plan) if summary::wants_records() => {
+            let mut rec = record(flags, nr, ids, now, 0, args, 0);
+            if let Some(bytes) = augment::assemble(&mut rec, &plan, args) {
+                output(bytes);
+            }
+        }
+        _ => emit(flags, nr, ids, now, 0, args, 0),
+    }
 }
 
 #[inline(always)]

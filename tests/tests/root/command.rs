@@ -404,7 +404,11 @@ fn a_blocked_call_is_shown_unfinished_then_continued() {
     let lines: Vec<&str> = r.stderr.lines().collect();
     let unfinished = lines
         .iter()
-        .position(|l| l.contains(" wait4(") && l.ends_with(") ..."))
+        .position(|l| {
+            l.contains(" wait4(")
+                && l.strip_suffix(" ...")
+                    .is_some_and(|c| c.trim_end().ends_with(')'))
+        })
         .unwrap_or_else(|| panic!("wait4 shown unfinished while the children run{r}"));
     let continued = lines[unfinished..]
         .iter()

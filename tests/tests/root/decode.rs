@@ -686,9 +686,7 @@ fn arguments_are_shown_as_their_call_uses_them() {
     find("kill", &format!("pid: {pid} (shapes), sig: SIGRT_4"));
     let kill = find("kill", "sig: KILL");
     assert!(kill.args.contains(" (shapes), sig: KILL"), "{}", kill.args);
-    // (parse_line drops every `)` at the end of the arguments, the name's too, when
-    // wait4 is shown in one line with nothing after the pid.)
-    assert!(find("wait4", "upid: ").args.contains(" (shapes"), "{r}");
+    assert!(find("wait4", "upid: ").args.contains(" (shapes)"), "{r}");
 }
 
 const OUTPUTS_PROGRAM: &str = r#"
@@ -925,4 +923,62 @@ fn an_exec_forgets_the_close_on_exec_fds() {
     assert!(closed.ret.contains("EBADF"), "{}", closed.ret);
     // dup2's copy is not close-on-exec, whatever the original was.
     assert_eq!(getfd("fd: 8").args, "fd: 8</etc/passwd>, cmd: GETFD", "{r}");
+}
+
+/// A thread sleeps 0.3 s (its 300 ms is read at entry) while the main thread calls
+/// getppid: the sleep is shown unfinished first, then continued.
+const BLOCKED_PROGRAM: &str = r#"
+#include <pthread.h>
+#include <time.h>
+#include <unistd.h>
+static void *sleeper(void *arg) {
+    struct timespec ts = {0, 300000000};
+    nanosleep(&ts, 0);
+    return 0;
+}
+int main(void) {
+    pthread_t t;
+    pthread_create(&t, 0, sleeper, 0);
+    struct timespec ts = {0, 100000000};
+    nanosleep(&ts, 0);
+    getppid();
+    pthread_join(t, 0);
+    return 0;
+}
+"#;
+
+#[test]
+fn an_unfinished_call_shows_what_it_read() {
+    if !bpf_ready("an_unfinished_call_shows_what_it_read") {
+        return;
+    }
+    let dir = scratch_dir("blocked");
+    let (cc, bin) = compile_c(&dir, "blocked", BLOCKED_PROGRAM, &["-O0", "-pthread"]);
+    assert_eq!(cc.code(), Some(0), "{cc}");
+    let r = run(
+        rtrace()
+            .args(["-e", "clock_nanosleep,nanosleep,getppid"])
+            .arg("--")
+            .arg(&bin),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let unfinished = r
+        .stderr
+        .lines()
+        .find(|l| l.contains(".tv_nsec: 300000000") && l.ends_with(" ..."))
+        .unwrap_or_else(|| panic!("the thread's sleep shown unfinished, with its timespec{r}"));
+    // perf's layout: the dots one column before where `= ` goes, when the call is short.
+    let call = &unfinished[unfinished.find("): ").unwrap() + 3..];
+    let name_at = call.find(' ').unwrap() + 1;
+    let dots_at = call.rfind(" ...").unwrap() + 1;
+    assert!(
+        dots_at - name_at == 67 || call[name_at..dots_at - 1].len() >= 66,
+        "{unfinished}"
+    );
+    assert!(
+        r.stderr.contains(" ... [continued]: clock_nanosleep())")
+            || r.stderr.contains(" ... [continued]: nanosleep())"),
+        "{r}"
+    );
 }

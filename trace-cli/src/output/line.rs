@@ -153,6 +153,11 @@ impl LineFormatter {
         out.push(')');
         let unfinished = !rec.has_exit() && info.ret != RetKind::NoReturn;
         if unfinished {
+            // perf's layout: ` ...` placed so that its dots start one column before
+            // where `= ` would (padding only up to there; a longer call is not padded).
+            let printed = out.len() - start;
+            let room = self.opts.alignment.saturating_sub(4);
+            out.extend(std::iter::repeat_n(' ', room.saturating_sub(printed)));
             out.push_str(" ...\n");
             return;
         }
@@ -549,7 +554,27 @@ mod tests {
         entry.flags = REC_HAS_ENTRY;
         assert_eq!(
             line(&mut f, &entry, &wait4),
-            "     0.000 (         ): sh/6075 wait4(upid: -1) ...\n"
+            "     0.000 (         ): sh/6075 wait4(upid: -1)                                                    ...\n"
+        );
+        // As perf 6.1 printed an interrupted clock_nanosleep: the dots at column 67.
+        let sleep = info(
+            "clock_nanosleep",
+            &[("rqtp", ArgKind::Pointer), ("rmtp", ArgKind::Pointer)],
+        );
+        let mut entry = rec(
+            "sleep",
+            31770,
+            1.730,
+            0.0,
+            [0x7ffcdeb0eb40, 0x7ffcdeb0eb80, 0, 0, 0, 0],
+            0,
+        );
+        entry.flags = REC_HAS_ENTRY;
+        let shown = line(&mut f, &entry, &sleep);
+        let call = shown.split_once("sleep/31770 ").unwrap().1;
+        assert_eq!(
+            call,
+            "clock_nanosleep(rqtp: 0x7ffcdeb0eb40, rmtp: 0x7ffcdeb0eb80)        ...\n"
         );
         let done = rec("sh", 6075, 2.343, 3.911, [u64::MAX, 0, 0, 0, 0, 0], 6076);
         let mut s = String::new();
