@@ -982,3 +982,57 @@ fn an_unfinished_call_shows_what_it_read() {
         "{r}"
     );
 }
+
+/// vfork's child runs while its parent waits in vfork.
+const VFORK_PROGRAM: &str = r#"
+#include <unistd.h>
+int main(void) {
+    if (vfork() == 0) {
+        getppid();
+        _exit(0);
+    }
+    return 0;
+}
+"#;
+
+#[test]
+fn a_vfork_parent_is_unfinished_while_its_child_runs() {
+    if !bpf_ready("a_vfork_parent_is_unfinished_while_its_child_runs") {
+        return;
+    }
+    let dir = scratch_dir("vfork");
+    let bin = compile(&dir, "vfork", VFORK_PROGRAM);
+    let r = run(
+        rtrace()
+            .args(["-e", "vfork,getppid,exit_group"])
+            .arg("--")
+            .arg(&bin),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    let parent = lines.first().expect("a traced line").tid;
+    let at = |what: &dyn Fn(&Line) -> bool| {
+        lines
+            .iter()
+            .position(|l| what(l))
+            .unwrap_or_else(|| panic!("a line is missing{r}"))
+    };
+    // perf's order, with time going forward: the parent's vfork unfinished, the child's
+    // lines, then the parent's vfork continued with the child's pid.
+    let unfinished = at(&|l| l.tid == parent && l.name == "vfork" && l.ret.is_empty());
+    let child_call = at(&|l| l.tid != parent && l.name == "getppid");
+    let continued = at(&|l| l.tid == parent && l.name == "vfork" && !l.ret.is_empty());
+    assert!(unfinished < child_call && child_call < continued, "{r}");
+    assert_eq!(
+        lines[continued].ret.split(' ').next(),
+        Some(lines[child_call].tid.to_string().as_str()),
+        "{r}"
+    );
+    assert!(
+        r.stderr
+            .lines()
+            .all(|l| !l.contains("vfork()") || l.contains("...")),
+        "the parent's vfork is not printed whole after its child{r}"
+    );
+}

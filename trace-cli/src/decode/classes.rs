@@ -39,6 +39,8 @@ const BLOCKING: &[&str] = &[
     "io_getevents",
     "io_uring_enter",
     "sigsuspend",
+    // The parent waits until its child has exec'd or exited (perf shows it unfinished).
+    "vfork",
 ];
 
 const NAMED: &[(&[&str], u32)] = &[
