@@ -291,9 +291,13 @@ fn a_32_bit_program_is_decoded_with_its_own_table() {
         "m32",
         r#"#include <fcntl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 int main(void) {
     for (int i = 0; i < 3; i++) syscall(SYS_getppid);
+    /* The 32-bit clock_nanosleep: its timespec is two 32-bit fields. */
+    struct { int sec, nsec; } ts = {0, 1000};
+    syscall(SYS_clock_nanosleep, CLOCK_REALTIME, 0, &ts, 0);
     int fd = open("/etc/hostname", O_RDONLY);
     char b[8];
     read(fd, b, sizeof b);
@@ -325,6 +329,11 @@ int main(void) {
         lines
             .iter()
             .any(|l| l.name == "openat" && l.args.contains("filename: \"/etc/hostname\"")),
+        "{r}"
+    );
+    assert!(
+        lines.iter().any(|l| l.name == "clock_nanosleep"
+            && l.args.contains("rqtp: { .tv_sec: 0, .tv_nsec: 1000 }")),
         "{r}"
     );
     let last = lines.last().unwrap();

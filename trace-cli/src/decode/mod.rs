@@ -88,12 +88,18 @@ impl SyscallInfo {
         plan
     }
 
-    /// A 32-bit task's structs are laid out otherwise (its `struct stat` and `struct
-    /// sigaction` are not the native ones): those arguments are shown as pointers.
+    /// A 32-bit task's structs are laid out otherwise: its `struct stat`, `struct
+    /// sigaction` and `struct rlimit` (but prlimit64's) are not the native ones, and
+    /// are shown as pointers; its times are 32-bit but in the calls named `…_time64`.
     fn without_native_structs(&mut self) {
+        let time64 = self.name.ends_with("_time64");
+        let rlimit64 = self.name == "prlimit64";
         for b in &mut self.beauties {
-            if matches!(b, Beauty::Stat | Beauty::SigAction | Beauty::SigActionOut) {
-                *b = Beauty::Hex;
+            match b {
+                Beauty::Stat | Beauty::SigAction | Beauty::SigActionOut => *b = Beauty::Hex,
+                Beauty::Rlimit | Beauty::RlimitOut if !rlimit64 => *b = Beauty::Hex,
+                Beauty::Timespec if !time64 => *b = Beauty::Timespec32,
+                _ => {}
             }
         }
         self.plan = registry::plan_for(

@@ -32,6 +32,8 @@ pub enum Beauty {
     Buffer,
     Sockaddr,
     Timespec,
+    /// A 32-bit task's `struct old_timespec32` (the calls not named `…_time64`).
+    Timespec32,
     Flags(Flags),
     /// One of a set; a named zero is shown (e.g. `whence: SET`).
     Enum(Names),
@@ -100,6 +102,7 @@ impl Beauty {
                     | Beauty::Buffer
                     | Beauty::Sockaddr
                     | Beauty::Timespec
+                    | Beauty::Timespec32
                     | Beauty::SigSet
                     | Beauty::SigAction
                     | Beauty::Rlimit
@@ -184,6 +187,7 @@ pub fn write_arg(
         | Beauty::Buffer
         | Beauty::Sockaddr
         | Beauty::Timespec
+        | Beauty::Timespec32
         | Beauty::ReadBuffer
         | Beauty::ReadPath
         | Beauty::Stat
@@ -436,6 +440,7 @@ fn write_memory(out: &mut String, b: Beauty, aug: Augmented<'_>, style: Style) {
         }
         Beauty::Sockaddr | Beauty::SockaddrOut => write_sockaddr(out, bytes),
         Beauty::Timespec => write_timespec(out, bytes, style.compact),
+        Beauty::Timespec32 => write_timespec32(out, bytes, style.compact),
         _ => {}
     }
 }
@@ -509,6 +514,21 @@ fn write_timespec(out: &mut String, b: &[u8], compact: bool) {
     }
     let sec = i64::from_ne_bytes(b[..8].try_into().unwrap_or([0; 8]));
     let nsec = i64::from_ne_bytes(b[8..16].try_into().unwrap_or([0; 8]));
+    write_sec_nsec(out, sec, nsec, compact);
+}
+
+/// Two 32-bit fields: a 32-bit task's seconds and nanoseconds.
+fn write_timespec32(out: &mut String, b: &[u8], compact: bool) {
+    if b.len() < 8 {
+        out.push_str("{}");
+        return;
+    }
+    let sec = i32::from_ne_bytes(b[..4].try_into().unwrap_or([0; 4]));
+    let nsec = i32::from_ne_bytes(b[4..8].try_into().unwrap_or([0; 4]));
+    write_sec_nsec(out, sec.into(), nsec.into(), compact);
+}
+
+fn write_sec_nsec(out: &mut String, sec: i64, nsec: i64, compact: bool) {
     if compact {
         // perf's BTF printer without names: the non-zero members, each with a comma.
         out.push('{');

@@ -118,7 +118,7 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
     (&["arch_prctl"], "option", Beauty::Enum(&t::ARCH_PRCTL)),
     (&["arch_prctl"], "arg2", Beauty::Hex),
     (
-        &["prlimit64", "getrlimit", "setrlimit"],
+        &["prlimit64", "getrlimit", "setrlimit", "ugetrlimit"],
         "resource",
         Beauty::Enum(&t::RLIMIT_RESOURCE),
     ),
@@ -340,6 +340,7 @@ pub fn plan_for(_syscall: &str, specs: &[ArgSpec], beauties: &[Beauty]) -> AugPl
             Beauty::Str => Some((AUG_STR, 0, 256)),
             Beauty::Argv => Some((AUG_ARGV, 0, 256)),
             Beauty::Timespec => Some((AUG_FIXED, 0, 16)),
+            Beauty::Timespec32 => Some((AUG_FIXED, 0, 8)),
             Beauty::Buffer => length_arg(specs, i).map(|l| (AUG_BUF, l, 32)),
             Beauty::ReadBuffer => Some((AUG_RETBUF, 0, 32)),
             Beauty::ReadPath => Some((AUG_RETBUF, 0, AUG_KEEP_MAX as u16)),
