@@ -1024,7 +1024,7 @@ fn a_vfork_parent_is_unfinished_while_its_child_runs() {
     let at = |what: &dyn Fn(&Line) -> bool| {
         lines
             .iter()
-            .position(|l| what(l))
+            .position(what)
             .unwrap_or_else(|| panic!("a line is missing{r}"))
     };
     // perf's order, with time going forward: the parent's vfork unfinished, the child's
@@ -1043,5 +1043,92 @@ fn a_vfork_parent_is_unfinished_while_its_child_runs() {
             .lines()
             .all(|l| !l.contains("vfork()") || l.contains("...")),
         "the parent's vfork is not printed whole after its child{r}"
+    );
+}
+
+/// Timers, file systems, the system's numbers and clone3's arguments; the program
+/// prints what it got, for the test to compare.
+const STRUCTS_PROGRAM: &str = r#"
+#define _GNU_SOURCE
+#include <linux/sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/sysinfo.h>
+#include <sys/time.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void) {
+    int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+    struct itimerspec its = {{0, 0}, {5, 250}};
+    timerfd_settime(fd, 0, &its, 0);
+    struct itimerval itv = {{0, 0}, {7, 500}};
+    setitimer(ITIMER_REAL, &itv, 0);
+    struct statfs sf;
+    statfs("/", &sf);
+    struct sysinfo si;
+    sysinfo(&si);
+    printf("%ld %ld %u\n", (long)sf.f_bsize, (long)sf.f_namelen, si.mem_unit);
+    fflush(stdout);
+    struct clone_args ca = {0};
+    ca.exit_signal = SIGCHLD;
+    long pid = syscall(SYS_clone3, &ca, sizeof ca);
+    if (pid == 0) _exit(0);
+    waitpid(pid, 0, 0);
+    return 0;
+}
+"#;
+
+#[test]
+fn timers_file_systems_and_clone3_show_their_structs() {
+    if !bpf_ready("timers_file_systems_and_clone3_show_their_structs") {
+        return;
+    }
+    let dir = scratch_dir("structs");
+    let bin = compile(&dir, "structs", STRUCTS_PROGRAM);
+    let r = run(
+        rtrace()
+            .args(["-e", "timerfd_*,setitimer,statfs,sysinfo,clone3"])
+            .arg("--")
+            .arg(&bin),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    assert_eq!(
+        find_call(&lines, "timerfd_create", "", &r).args,
+        "clockid: MONOTONIC, flags: CLOEXEC",
+        "{r}"
+    );
+    find_call(
+        &lines,
+        "timerfd_settime",
+        "utmr: { .it_interval: { .tv_sec: 0, .tv_nsec: 0 }, .it_value: { .tv_sec: 5, .tv_nsec: 250 } }",
+        &r,
+    );
+    find_call(
+        &lines,
+        "setitimer",
+        "which: REAL, value: { .it_interval: { .tv_sec: 0, .tv_usec: 0 }, .it_value: { .tv_sec: 7, .tv_usec: 500 } }",
+        &r,
+    );
+    let got: Vec<&str> = r.stdout.split_whitespace().collect();
+    let [bsize, namelen, mem_unit] = got[..] else {
+        panic!("the program's numbers{r}")
+    };
+    let statfs = find_call(&lines, "statfs", "buf: { .f_type: ", &r);
+    assert!(
+        statfs.args.contains(&format!(".f_bsize: {bsize},"))
+            && statfs.args.contains(&format!(".f_namelen: {namelen},")),
+        "{r}"
+    );
+    find_call(&lines, "sysinfo", &format!(".mem_unit: {mem_unit} }}"), &r);
+    find_call(
+        &lines,
+        "clone3",
+        "uargs: { .flags: 0, .exit_signal: SIGCHLD }, size: 88",
+        &r,
     );
 }

@@ -10,7 +10,7 @@ pub mod format;
 pub mod selection;
 pub mod syscall_table;
 
-use beauty::{Beauty, registry};
+use beauty::{Beauty, registry, shapes::On32};
 use format::ArgSpec;
 use trace_common::augment::AugPlan;
 
@@ -90,15 +90,22 @@ impl SyscallInfo {
 
     /// A 32-bit task's structs are laid out otherwise: its `struct stat`, `struct
     /// sigaction` and `struct rlimit` (but prlimit64's) are not the native ones, and
-    /// are shown as pointers; its times are 32-bit but in the calls named `…_time64`.
+    /// are shown as pointers, as are the table-printed structs not laid out alike; its
+    /// times are 32-bit but in the calls named `…time64`.
     fn without_native_structs(&mut self) {
-        let time64 = self.name.ends_with("_time64");
+        // clock_nanosleep_time64, timer_settime64, clock_gettime64…
+        let time64 = self.name.ends_with("time64");
         let rlimit64 = self.name == "prlimit64";
         for b in &mut self.beauties {
             match b {
                 Beauty::Stat | Beauty::SigAction | Beauty::SigActionOut => *b = Beauty::Hex,
                 Beauty::Rlimit | Beauty::RlimitOut if !rlimit64 => *b = Beauty::Hex,
                 Beauty::Timespec if !time64 => *b = Beauty::Timespec32,
+                Beauty::Struct(shape) | Beauty::StructOut(shape) => match shape.on_32_bit {
+                    On32::Same => {}
+                    On32::SameInTime64 if time64 => {}
+                    On32::Other | On32::SameInTime64 => *b = Beauty::Hex,
+                },
                 _ => {}
             }
         }

@@ -4,6 +4,7 @@
 
 pub mod context;
 pub mod registry;
+pub mod shapes;
 pub mod structs;
 pub mod tables;
 
@@ -79,6 +80,10 @@ pub enum Beauty {
     Statx,
     /// getdents64's entries.
     Dirents,
+    /// A struct the call reads, printed from its table of fields.
+    Struct(&'static shapes::Shape),
+    /// A struct the call writes, printed from its table of fields.
+    StructOut(&'static shapes::Shape),
 }
 
 impl Beauty {
@@ -106,6 +111,7 @@ impl Beauty {
                     | Beauty::SigSet
                     | Beauty::SigAction
                     | Beauty::Rlimit
+                    | Beauty::Struct(_)
             )
     }
 
@@ -125,6 +131,7 @@ impl Beauty {
                 | Beauty::RlimitOut
                 | Beauty::Utsname
                 | Beauty::Statx
+                | Beauty::StructOut(_)
         )
     }
 
@@ -202,6 +209,8 @@ pub fn write_arg(
         | Beauty::RlimitOut
         | Beauty::Utsname
         | Beauty::Statx
+        | Beauty::Struct(_)
+        | Beauty::StructOut(_)
         | Beauty::Dirents => match mem {
             Some(Ok(aug)) => {
                 write_memory(out, b, aug, style);
@@ -415,6 +424,13 @@ fn write_memory(out: &mut String, b: Beauty, aug: Augmented<'_>, style: Style) {
         }
         Beauty::Dirents => {
             structs::write_dirents(out, bytes, aug.cut, usize::from(style.items));
+        }
+        Beauty::Struct(shape) | Beauty::StructOut(shape) => {
+            let start = out.len();
+            if !shapes::write_shape(out, shape, bytes) {
+                out.truncate(start);
+                out.push_str("{...}");
+            }
         }
         Beauty::Argv => {
             out.push('[');

@@ -6,7 +6,7 @@ use trace_common::augment::{
     AUG_STR, AugPlan, AugSlot,
 };
 
-use super::{Beauty, tables as t};
+use super::{Beauty, shapes, tables as t};
 use crate::decode::format::ArgSpec;
 
 /// (syscalls, argument, beautifier): `*` as the syscall means any.
@@ -221,6 +221,70 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
     (&["rt_sigprocmask"], "nset", Beauty::SigSet),
     (&["rt_sigprocmask"], "oset", Beauty::SigSetOut),
     (&["getdents64"], "dirent", Beauty::Dirents),
+    (
+        &["timer_settime", "timerfd_settime"],
+        "new_setting",
+        Beauty::Struct(&shapes::ITIMERSPEC),
+    ),
+    (
+        &["timerfd_settime"],
+        "utmr",
+        Beauty::Struct(&shapes::ITIMERSPEC),
+    ),
+    (
+        &["timer_settime"],
+        "old_setting",
+        Beauty::StructOut(&shapes::ITIMERSPEC),
+    ),
+    (
+        &["timerfd_settime", "timerfd_gettime"],
+        "otmr",
+        Beauty::StructOut(&shapes::ITIMERSPEC),
+    ),
+    (
+        &["timer_gettime"],
+        "setting",
+        Beauty::StructOut(&shapes::ITIMERSPEC),
+    ),
+    (&["setitimer"], "value", Beauty::Struct(&shapes::ITIMERVAL)),
+    (
+        &["setitimer"],
+        "ovalue",
+        Beauty::StructOut(&shapes::ITIMERVAL),
+    ),
+    (
+        &["getitimer"],
+        "value",
+        Beauty::StructOut(&shapes::ITIMERVAL),
+    ),
+    (&["sysinfo"], "info", Beauty::StructOut(&shapes::SYSINFO)),
+    (
+        &["statfs", "fstatfs"],
+        "buf",
+        Beauty::StructOut(&shapes::STATFS),
+    ),
+    (&["clone3"], "uargs", Beauty::Struct(&shapes::CLONE_ARGS)),
+    (&["timerfd_create"], "clockid", Beauty::Enum(&t::CLOCK_ID)),
+    (
+        &["timerfd_create"],
+        "flags",
+        Beauty::Flags(&t::TIMERFD_FLAGS),
+    ),
+    (
+        &["timerfd_settime"],
+        "flags",
+        Beauty::Flags(&t::TIMERFD_SETTIME_FLAGS),
+    ),
+    (
+        &["timer_settime"],
+        "flags",
+        Beauty::Flags(&t::TIMER_SETTIME_FLAGS),
+    ),
+    (
+        &["setitimer", "getitimer"],
+        "which",
+        Beauty::Enum(&t::ITIMER_WHICH),
+    ),
     // perf: the file offset in hex, the ioctl argument as the pointer it mostly is.
     (&["mmap"], "off", Beauty::Hex),
     (&["mmap2"], "pgoff", Beauty::Hex),
@@ -354,6 +418,7 @@ pub fn plan_for(_syscall: &str, specs: &[ArgSpec], beauties: &[Beauty]) -> AugPl
             Beauty::Rlimit | Beauty::RlimitOut => Some((AUG_FIXED, 0, 16)),
             Beauty::Utsname => Some((AUG_FIXED, 0, 390)),
             Beauty::Statx => Some((AUG_FIXED, 0, 256)),
+            Beauty::Struct(shape) | Beauty::StructOut(shape) => Some((AUG_FIXED, 0, shape.size)),
             Beauty::Sockaddr => length_arg(specs, i).map(|l| (AUG_BUF, l, 128)),
             _ => None,
         };

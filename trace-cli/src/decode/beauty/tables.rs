@@ -577,3 +577,26 @@ pub const RENAME_FLAGS: Table = Table {
     prefix: "RENAME_",
     entries: &[(1, "NOREPLACE"), (2, "EXCHANGE"), (4, "WHITEOUT")],
 };
+
+pub const TIMERFD_FLAGS: Table = Table {
+    prefix: "TFD_",
+    entries: &[
+        (c!(libc::TFD_CLOEXEC), "CLOEXEC"),
+        (c!(libc::TFD_NONBLOCK), "NONBLOCK"),
+    ],
+};
+
+pub const TIMERFD_SETTIME_FLAGS: Table = Table {
+    prefix: "TFD_",
+    entries: &[(1, "TIMER_ABSTIME"), (2, "TIMER_CANCEL_ON_SET")],
+};
+
+pub const TIMER_SETTIME_FLAGS: Table = Table {
+    prefix: "",
+    entries: &[(1, "TIMER_ABSTIME")],
+};
+
+pub const ITIMER_WHICH: Table = Table {
+    prefix: "ITIMER_",
+    entries: &[(0, "REAL"), (1, "VIRTUAL"), (2, "PROF")],
+};
