@@ -49,7 +49,9 @@ pub struct AugSlot {
     pub kind: u8,
     pub arg: u8,
     pub len_arg: u8,
-    pub _pad1: u8,
+    /// AUG_BUF: the length argument counts items of `1 << len_shift` bytes (poll's
+    /// `nfds` counts 8-byte `struct pollfd`s); 0 for a length in bytes.
+    pub len_shift: u8,
     pub max: u16,
     pub _pad: u16,
 }

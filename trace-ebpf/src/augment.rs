@@ -164,7 +164,10 @@ fn read_slot(slot: &AugSlot, args: &[u64; 6], ret: i64, dst: *mut u8) -> (u16, b
         AUG_BUF | AUG_FIXED | AUG_RETBUF | AUG_LENPTR => {
             let len_arg = args[(slot.len_arg & 7) as usize % 6];
             let want = match slot.kind {
-                AUG_BUF => len_arg,
+                // In items of 1 << len_shift bytes; a count too large to shift is
+                // more than any slot holds.
+                AUG_BUF if len_arg > u32::MAX as u64 => u64::MAX,
+                AUG_BUF => len_arg << (slot.len_shift & 7),
                 AUG_LENPTR => match read_word(len_arg, 4) {
                     Some(n) => u64::from(n as u32),
                     None => return (AUG_FAILED, false),

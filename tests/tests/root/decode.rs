@@ -1132,3 +1132,56 @@ fn timers_file_systems_and_clone3_show_their_structs() {
         &r,
     );
 }
+
+/// poll waits for a pipe a thread writes to 0.1 s later; the caller left junk in the
+/// first fd's revents, which the kernel ignores. Then a poll that is answered at once.
+const POLL_PROGRAM: &str = r#"
+#define _GNU_SOURCE
+#include <poll.h>
+#include <pthread.h>
+#include <unistd.h>
+static int p[2];
+static void *writer(void *arg) {
+    usleep(100000);
+    write(p[1], "x", 1);
+    return 0;
+}
+int main(void) {
+    pipe(p);
+    pthread_t t;
+    pthread_create(&t, 0, writer, 0);
+    struct pollfd f[2] = {{p[0], POLLIN, 0x7fff}, {1, POLLOUT, 0}};
+    poll(f, 1, 5000);
+    poll(f, 2, 5000);
+    pthread_join(t, 0);
+    return 0;
+}
+"#;
+
+#[test]
+fn poll_shows_what_was_asked_and_what_was_answered() {
+    if !bpf_ready("poll_shows_what_was_asked_and_what_was_answered") {
+        return;
+    }
+    let dir = scratch_dir("poll");
+    let (cc, bin) = compile_c(&dir, "poll", POLL_PROGRAM, &["-O0", "-pthread"]);
+    assert_eq!(cc.code(), Some(0), "{cc}");
+    let r = run(rtrace().args(["-e", "poll,write", "--"]).arg(&bin), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    // Unfinished while the thread writes: what was asked, not the junk in revents.
+    assert!(
+        r.stderr.lines().any(|l| l.contains(" poll(ufds: [{ .fd: ")
+            && l.contains(", .events: IN }], nfds: 1, timeout_msecs: 5000)")
+            && l.ends_with(" ...")),
+        "{r}"
+    );
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    let answered = find_call(&lines, "poll", "nfds: 2", &r);
+    assert!(
+        answered
+            .args
+            .ends_with(", .events: IN, .revents: IN }, { .fd: 1, .events: OUT, .revents: OUT }], nfds: 2, timeout_msecs: 5000"),
+        "{r}"
+    );
+    assert_eq!(answered.ret, "2", "{r}");
+}

@@ -74,6 +74,7 @@ impl Serialize for Args<'_, '_> {
                     .copied()
                     .unwrap_or(Beauty::Raw(spec.kind)),
             };
+            let b = b.settled(rec.has_exit() && rec.ret >= 0);
             let written = !b.is_output() || (rec.has_exit() && b.output_written(rec.ret));
             let m = if b.reads_memory() && written {
                 (self.mem)(i)

@@ -230,6 +230,7 @@ impl LineFormatter {
                     if self.opts.show_arg_names {
                         let _ = write!(out, "{}: ", spec.name);
                     }
+                    let beauty = beauty.settled(rec.has_exit() && rec.ret >= 0);
                     // What the call writes is shown once it succeeded, else the pointer.
                     let written =
                         !beauty.is_output() || (rec.has_exit() && beauty.output_written(rec.ret));

@@ -80,6 +80,11 @@ pub enum Beauty {
     Statx,
     /// getdents64's entries.
     Dirents,
+    /// poll's fds: what was asked of each (`events`) and, once the call returned, what
+    /// the kernel answered (`revents`).
+    PollFds,
+    /// poll's fds before the call returned: what was asked only.
+    PollFdsAsked,
     /// A struct the call reads, printed from its table of fields.
     Struct(&'static shapes::Shape),
     /// A struct the call writes, printed from its table of fields.
@@ -112,6 +117,8 @@ impl Beauty {
                     | Beauty::SigAction
                     | Beauty::Rlimit
                     | Beauty::Struct(_)
+                    | Beauty::PollFds
+                    | Beauty::PollFdsAsked
             )
     }
 
@@ -133,6 +140,15 @@ impl Beauty {
                 | Beauty::Statx
                 | Beauty::StructOut(_)
         )
+    }
+
+    /// This argument as a call in this state shows it: poll's answers (`revents`) only
+    /// once it returned successfully.
+    pub fn settled(self, returned_ok: bool) -> Beauty {
+        match self {
+            Beauty::PollFds if !returned_ok => Beauty::PollFdsAsked,
+            b => b,
+        }
     }
 
     /// Whether the output was written, given the call's return: wait4 writes a status
@@ -211,6 +227,8 @@ pub fn write_arg(
         | Beauty::Statx
         | Beauty::Struct(_)
         | Beauty::StructOut(_)
+        | Beauty::PollFds
+        | Beauty::PollFdsAsked
         | Beauty::Dirents => match mem {
             Some(Ok(aug)) => {
                 write_memory(out, b, aug, style);
@@ -424,6 +442,10 @@ fn write_memory(out: &mut String, b: Beauty, aug: Augmented<'_>, style: Style) {
         }
         Beauty::Dirents => {
             structs::write_dirents(out, bytes, aug.cut, usize::from(style.items));
+        }
+        Beauty::PollFds | Beauty::PollFdsAsked => {
+            let answered = b == Beauty::PollFds;
+            structs::write_pollfds(out, bytes, aug.cut, usize::from(style.items), answered);
         }
         Beauty::Struct(shape) | Beauty::StructOut(shape) => {
             let start = out.len();

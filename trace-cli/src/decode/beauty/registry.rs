@@ -221,6 +221,7 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
     (&["rt_sigprocmask"], "nset", Beauty::SigSet),
     (&["rt_sigprocmask"], "oset", Beauty::SigSetOut),
     (&["getdents64"], "dirent", Beauty::Dirents),
+    (&["poll", "ppoll"], "ufds", Beauty::PollFds),
     (
         &["timer_settime", "timerfd_settime"],
         "new_setting",
@@ -368,6 +369,9 @@ pub fn beauty_for(syscall: &str, arg: &ArgSpec) -> Beauty {
     Beauty::Raw(arg.kind)
 }
 
+/// The bytes of poll's fds read: 32 `struct pollfd`s, the rest marked `...`.
+const POLLFDS_MAX: u16 = 32 * 8;
+
 /// The length argument of a buffer or sockaddr argument, when the call has one.
 fn length_arg(specs: &[ArgSpec], i: usize) -> Option<usize> {
     const LEN_NAMES: &[&str] = &["count", "len", "addrlen", "size"];
@@ -420,14 +424,20 @@ pub fn plan_for(_syscall: &str, specs: &[ArgSpec], beauties: &[Beauty]) -> AugPl
             Beauty::Statx => Some((AUG_FIXED, 0, 256)),
             Beauty::Struct(shape) | Beauty::StructOut(shape) => Some((AUG_FIXED, 0, shape.size)),
             Beauty::Sockaddr => length_arg(specs, i).map(|l| (AUG_BUF, l, 128)),
+            Beauty::PollFds | Beauty::PollFdsAsked => specs
+                .iter()
+                .position(|a| a.name == "nfds")
+                .map(|l| (AUG_BUF, l, POLLFDS_MAX)),
             _ => None,
         };
         if let Some((kind, len_arg, max)) = slot {
+            // poll's nfds counts 8-byte struct pollfds.
+            let len_shift = if matches!(b, Beauty::PollFds) { 3 } else { 0 };
             plan.slots[n] = AugSlot {
                 kind,
                 arg: i as u8,
                 len_arg: len_arg as u8,
-                _pad1: 0,
+                len_shift,
                 max,
                 _pad: 0,
             };
@@ -521,7 +531,7 @@ mod tests {
                 kind: AUG_BUF,
                 arg: 1,
                 len_arg: 2,
-                _pad1: 0,
+                len_shift: 0,
                 max: 32,
                 _pad: 0
             }

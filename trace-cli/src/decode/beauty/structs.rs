@@ -271,9 +271,67 @@ pub fn write_statx(out: &mut String, b: &[u8]) -> bool {
     true
 }
 
+/// `[{ .fd: 3, .events: IN }, …]`; with `answered`, each fd's non-zero `revents` too.
+/// At most `items` entries; `...` when there were more (`cut`: more than was read).
+pub fn write_pollfds(out: &mut String, b: &[u8], cut: bool, items: usize, answered: bool) {
+    out.push('[');
+    let mut shown = 0;
+    for (i, e) in b.chunks_exact(8).enumerate() {
+        if i == items {
+            break;
+        }
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let fd = i32::from_ne_bytes([e[0], e[1], e[2], e[3]]);
+        let events = u16::from_ne_bytes([e[4], e[5]]);
+        let revents = u16::from_ne_bytes([e[6], e[7]]);
+        let _ = write!(out, "{{ .fd: {fd}, .events: ");
+        super::write_flags(out, u64::from(events), &tables::POLL_EVENTS, false);
+        if answered && revents != 0 {
+            out.push_str(", .revents: ");
+            super::write_flags(out, u64::from(revents), &tables::POLL_EVENTS, false);
+        }
+        out.push_str(" }");
+        shown += 1;
+    }
+    if cut || shown < b.len() / 8 {
+        out.push_str(if shown > 0 { ", ..." } else { "..." });
+    }
+    out.push(']');
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pollfds_show_answers_only_once_answered_and_mark_the_rest() {
+        let mut b = Vec::new();
+        for (fd, events, revents) in [(3i32, 1u16, 1u16), (4, 4, 0)] {
+            b.extend_from_slice(&fd.to_ne_bytes());
+            b.extend_from_slice(&events.to_ne_bytes());
+            b.extend_from_slice(&revents.to_ne_bytes());
+        }
+        let show = |cut, items, answered| {
+            let mut s = String::new();
+            write_pollfds(&mut s, &b, cut, items, answered);
+            s
+        };
+        assert_eq!(
+            show(false, 32, true),
+            "[{ .fd: 3, .events: IN, .revents: IN }, { .fd: 4, .events: OUT }]"
+        );
+        assert_eq!(
+            show(false, 32, false),
+            "[{ .fd: 3, .events: IN }, { .fd: 4, .events: OUT }]"
+        );
+        assert_eq!(show(false, 1, false), "[{ .fd: 3, .events: IN }, ...]");
+        assert_eq!(
+            show(true, 32, false),
+            "[{ .fd: 3, .events: IN }, { .fd: 4, .events: OUT }, ...]"
+        );
+    }
 
     fn show(f: impl Fn(&mut String, &[u8]) -> bool, b: &[u8]) -> Option<String> {
         let mut s = String::new();

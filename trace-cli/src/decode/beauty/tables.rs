@@ -600,3 +600,22 @@ pub const ITIMER_WHICH: Table = Table {
     prefix: "ITIMER_",
     entries: &[(0, "REAL"), (1, "VIRTUAL"), (2, "PROF")],
 };
+
+pub const POLL_EVENTS: Table = Table {
+    prefix: "POLL",
+    entries: &[
+        (0x1, "IN"),
+        (0x2, "PRI"),
+        (0x4, "OUT"),
+        (0x8, "ERR"),
+        (0x10, "HUP"),
+        (0x20, "NVAL"),
+        (0x40, "RDNORM"),
+        (0x80, "RDBAND"),
+        (0x100, "WRNORM"),
+        (0x200, "WRBAND"),
+        (0x400, "MSG"),
+        (0x1000, "REMOVE"),
+        (0x2000, "RDHUP"),
+    ],
+};
