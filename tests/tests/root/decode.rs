@@ -1046,13 +1046,15 @@ fn a_vfork_parent_is_unfinished_while_its_child_runs() {
     );
 }
 
-/// Timers, file systems, the system's numbers and clone3's arguments; the program
+/// prctl's names, capabilities and signals, timers, file systems, the system's numbers
+/// and clone3's arguments; the program
 /// prints what it got, for the test to compare.
 const STRUCTS_PROGRAM: &str = r#"
 #define _GNU_SOURCE
 #include <linux/sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
@@ -1061,6 +1063,9 @@ const STRUCTS_PROGRAM: &str = r#"
 #include <sys/wait.h>
 #include <unistd.h>
 int main(void) {
+    prctl(PR_SET_NAME, "rt-worker", 0, 0, 0);
+    prctl(PR_CAPBSET_READ, 21 /* CAP_SYS_ADMIN */, 0, 0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
     int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
     struct itimerspec its = {{0, 0}, {5, 250}};
     timerfd_settime(fd, 0, &its, 0);
@@ -1082,21 +1087,28 @@ int main(void) {
 "#;
 
 #[test]
-fn timers_file_systems_and_clone3_show_their_structs() {
-    if !bpf_ready("timers_file_systems_and_clone3_show_their_structs") {
+fn prctl_timers_file_systems_and_clone3_show_their_values() {
+    if !bpf_ready("prctl_timers_file_systems_and_clone3_show_their_values") {
         return;
     }
     let dir = scratch_dir("structs");
     let bin = compile(&dir, "structs", STRUCTS_PROGRAM);
     let r = run(
         rtrace()
-            .args(["-e", "timerfd_*,setitimer,statfs,sysinfo,clone3"])
+            .args(["-e", "prctl,timerfd_*,setitimer,statfs,sysinfo,clone3"])
             .arg("--")
             .arg(&bin),
         LIMIT,
     );
     assert_eq!(r.code(), Some(0), "{r}");
     let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    for (has, shown) in [
+        ("SET_NAME", "option: SET_NAME, arg2: \"rt-worker\""),
+        ("CAPBSET_READ", "option: CAPBSET_READ, arg2: SYS_ADMIN"),
+        ("SET_PDEATHSIG", "option: SET_PDEATHSIG, arg2: TERM"),
+    ] {
+        assert_eq!(find_call(&lines, "prctl", has, &r).args, shown, "{r}");
+    }
     assert_eq!(
         find_call(&lines, "timerfd_create", "", &r).args,
         "clockid: MONOTONIC, flags: CLOEXEC",

@@ -92,8 +92,28 @@ pub fn shown(syscall: &str, arg: &str, args: &[u64; 6]) -> Option<Shown> {
                 None
             }
         }
+        ("prctl", "arg2" | "arg3" | "arg4" | "arg5") => prctl_arg(args, arg),
         _ => None,
     }
+}
+
+/// prctl's arguments after `option`: a name (read as a string; the registry plans the
+/// read), a capability, PR_CAP_AMBIENT's operation, a signal; the rest as the numbers
+/// they are.
+fn prctl_arg(args: &[u64; 6], arg: &str) -> Option<Shown> {
+    const AMBIENT_CLEAR_ALL: u64 = 4;
+    Some(match (args[0] as i32, arg) {
+        (libc::PR_SET_NAME | libc::PR_GET_NAME, "arg2") => return None,
+        (libc::PR_CAPBSET_READ | libc::PR_CAPBSET_DROP, "arg2") => {
+            Shown::As(Beauty::Enum(&t::CAPABILITY))
+        }
+        (libc::PR_CAP_AMBIENT, "arg2") => Shown::As(Beauty::Enum(&t::CAP_AMBIENT_OP)),
+        (libc::PR_SET_PDEATHSIG, "arg2") => Shown::As(Beauty::Signal),
+        (libc::PR_GET_PDEATHSIG, "arg2") => Shown::As(Beauty::Hex),
+        (libc::PR_CAP_AMBIENT, "arg3") if args[1] == AMBIENT_CLEAR_ALL => Shown::Hidden,
+        (libc::PR_CAP_AMBIENT, "arg3") => Shown::As(Beauty::Enum(&t::CAPABILITY)),
+        _ => Shown::As(Beauty::Raw(ArgKind::U64)),
+    })
 }
 
 /// How a successful return of `syscall` is shown, when its arguments decide.
@@ -115,6 +135,35 @@ mod tests {
 
     fn fcntl(cmd: i32) -> [u64; 6] {
         [3, cmd as u64, 0x7ffd_0000, 0, 0, 0]
+    }
+
+    #[test]
+    fn prctl_names_capabilities_and_keeps_names_as_strings() {
+        let prctl = |option: i32, arg2: u64, arg3: u64| [option as u64, arg2, arg3, 0, 0, 0];
+        assert_eq!(
+            shown("prctl", "arg2", &prctl(libc::PR_CAPBSET_READ, 21, 0)),
+            Some(Shown::As(Beauty::Enum(&t::CAPABILITY)))
+        );
+        assert_eq!(
+            shown("prctl", "arg3", &prctl(libc::PR_CAP_AMBIENT, 2, 12)),
+            Some(Shown::As(Beauty::Enum(&t::CAPABILITY)))
+        );
+        assert_eq!(
+            shown("prctl", "arg3", &prctl(libc::PR_CAP_AMBIENT, 4, 0)),
+            Some(Shown::Hidden)
+        );
+        assert_eq!(
+            shown("prctl", "arg2", &prctl(libc::PR_SET_NAME, 0x7ff0, 0)),
+            None
+        );
+        assert_eq!(
+            shown("prctl", "arg2", &prctl(libc::PR_SET_PDEATHSIG, 9, 0)),
+            Some(Shown::As(Beauty::Signal))
+        );
+        assert_eq!(
+            shown("prctl", "arg2", &prctl(libc::PR_SET_DUMPABLE, 1, 0)),
+            Some(Shown::As(Beauty::Raw(ArgKind::U64)))
+        );
     }
 
     #[test]

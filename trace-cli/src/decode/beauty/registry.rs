@@ -222,6 +222,9 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
     (&["rt_sigprocmask"], "oset", Beauty::SigSetOut),
     (&["getdents64"], "dirent", Beauty::Dirents),
     (&["poll", "ppoll"], "ufds", Beauty::PollFds),
+    // A name for PR_SET_NAME/PR_GET_NAME (read as a string); the other options show it
+    // otherwise (`context.rs`).
+    (&["prctl"], "arg2", Beauty::Str),
     (
         &["timer_settime", "timerfd_settime"],
         "new_setting",
