@@ -246,8 +246,12 @@ pub fn strace_calls(text: &str) -> usize {
 
 /// Pairs two runs' calls of one syscall: calls that agree (equal, or differing only where
 /// perf shows a pointer) by a longest common subsequence, then, between two such
-/// anchors, the rest in order (as a diff would line them up).
-fn align<'a>(p: &[&'a Call], q: &[&'a Call]) -> Vec<(&'a Call, &'a Call)> {
+/// anchors, the rest in order (as a diff would line them up). Also gives the indexes of
+/// the calls of each side left without a partner.
+fn align<'a>(
+    p: &[&'a Call],
+    q: &[&'a Call],
+) -> (Vec<(&'a Call, &'a Call)>, Vec<usize>, Vec<usize>) {
     let agree = |a: &Call, b: &Call| a == b || classify(a, b) == Class::Better;
     let (n, m) = (p.len(), q.len());
     // lcs[i][j]: the longest common subsequence of p[i..] and q[j..].
@@ -262,12 +266,14 @@ fn align<'a>(p: &[&'a Call], q: &[&'a Call]) -> Vec<(&'a Call, &'a Call)> {
         }
     }
     let mut out = Vec::new();
+    let (mut left_p, mut left_q) = (Vec::new(), Vec::new());
     let (mut i, mut j) = (0, 0);
     let (mut gap_p, mut gap_q) = (Vec::new(), Vec::new());
-    let flush = |gp: &mut Vec<&'a Call>, gq: &mut Vec<&'a Call>, out: &mut Vec<_>| {
-        out.extend(gp.drain(..).zip(gq.drain(..)));
-        gp.clear();
-        gq.clear();
+    let mut flush = |gp: &mut Vec<usize>, gq: &mut Vec<usize>, out: &mut Vec<_>| {
+        let both = gp.len().min(gq.len());
+        out.extend(gp.iter().zip(gq.iter()).map(|(&a, &b)| (p[a], q[b])));
+        left_p.extend(gp.drain(..).skip(both));
+        left_q.extend(gq.drain(..).skip(both));
     };
     while i < n && j < m {
         if agree(p[i], q[j]) {
@@ -276,17 +282,38 @@ fn align<'a>(p: &[&'a Call], q: &[&'a Call]) -> Vec<(&'a Call, &'a Call)> {
             i += 1;
             j += 1;
         } else if lcs[i + 1][j] >= lcs[i][j + 1] {
-            gap_p.push(p[i]);
+            gap_p.push(i);
             i += 1;
         } else {
-            gap_q.push(q[j]);
+            gap_q.push(j);
             j += 1;
         }
     }
-    gap_p.extend(&p[i..]);
-    gap_q.extend(&q[j..]);
+    gap_p.extend(i..n);
+    gap_q.extend(j..m);
     flush(&mut gap_p, &mut gap_q, &mut out);
-    out
+    (out, left_p, left_q)
+}
+
+/// Each line's thread, named so that two runs agree: its comm and the order in which
+/// threads of that comm first appeared (`sh#0`, `sh#1`, `cat#0`); the tids differ.
+fn thread_keys<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let mut seen: HashMap<&str, Vec<&str>> = HashMap::new();
+    lines
+        .map(|l| {
+            let task = l
+                .find("): ")
+                .and_then(|at| l[at + 3..].split_once(' '))
+                .map_or("", |(task, _)| task);
+            let (comm, tid) = task.rsplit_once('/').unwrap_or((task, ""));
+            let tids = seen.entry(comm).or_default();
+            let n = tids.iter().position(|t| *t == tid).unwrap_or_else(|| {
+                tids.push(tid);
+                tids.len() - 1
+            });
+            format!("{comm}#{n}")
+        })
+        .collect()
 }
 
 /// Calls whose return is a pid of this run.
@@ -300,6 +327,18 @@ const PID_RETURNS: &[&str] = &[
     "set_tid_address",
 ];
 
+type Groups<'c> = HashMap<(&'c str, &'c str), Vec<&'c Call>>;
+
+fn by_thread_and_name(calls: &[(String, Call)]) -> Groups<'_> {
+    let mut by: Groups<'_> = HashMap::new();
+    for (key, c) in calls {
+        by.entry((key.as_str(), c.name.as_str()))
+            .or_default()
+            .push(c);
+    }
+    by
+}
+
 /// Pairs the calls of each name in both traces (see [`align`]) and compares them.
 pub fn compare(perf_text: &str, rtrace_text: &str, strace_text: &str) -> Report {
     let fix = |mut c: Call| {
@@ -308,38 +347,65 @@ pub fn compare(perf_text: &str, rtrace_text: &str, strace_text: &str) -> Report 
         }
         c
     };
-    let perf: Vec<Call> = perf_text.lines().filter_map(parse).map(fix).collect();
-    let mut rt: Vec<Call> = rtrace_text.lines().filter_map(parse).map(fix).collect();
+    // Each call with its thread's key (see `thread_keys`).
+    let calls = |text: &str| -> Vec<(String, Call)> {
+        let lines: Vec<&str> = text.lines().filter(|l| parse(l).is_some()).collect();
+        let keys = thread_keys(lines.iter().copied());
+        keys.into_iter()
+            .zip(lines.iter().filter_map(|l| parse(l)).map(fix))
+            .collect()
+    };
+    let perf = calls(perf_text);
+    let mut rt = calls(rtrace_text);
     // The command's own execve: perf's trace starts inside it and shows only its
     // `[continued]` half, which is not compared.
     if perf_text
         .lines()
         .next()
         .is_some_and(|l| l.contains("[continued]: execve()"))
-        && rt.first().is_some_and(|c| c.name == "execve")
+        && rt.first().is_some_and(|(_, c)| c.name == "execve")
     {
         rt.remove(0);
     }
-    let mut perf_by: HashMap<&str, Vec<&Call>> = HashMap::new();
-    for c in &perf {
-        perf_by.entry(c.name.as_str()).or_default().push(c);
-    }
-    let mut rt_by: HashMap<&str, Vec<&Call>> = HashMap::new();
-    for c in &rt {
-        rt_by.entry(c.name.as_str()).or_default().push(c);
-    }
+    // Calls are paired within one thread first (the same thread of both runs, the same
+    // syscall), then what is left, by syscall alone: two processes of a shell script
+    // that make the same calls are not lined up with each other while each has its own.
+    let (perf_by, rt_by) = (by_thread_and_name(&perf), by_thread_and_name(&rt));
     let mut r = Report {
         rtrace_calls: rtrace_text.lines().filter_map(parse).count(),
         strace_calls: strace_calls(strace_text),
         ..Report::default()
     };
-    let mut names: Vec<&&str> = rt_by.keys().collect();
+    let mut pairs = Vec::new();
+    let mut left_perf: HashMap<&str, Vec<&Call>> = HashMap::new();
+    let mut left_rt: HashMap<&str, Vec<&Call>> = HashMap::new();
+    let mut keys: Vec<&(&str, &str)> = rt_by.keys().chain(perf_by.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    for key in keys {
+        let empty = Vec::new();
+        let p = perf_by.get(key).unwrap_or(&empty);
+        let q = rt_by.get(key).unwrap_or(&empty);
+        let (paired, lp, lq) = align(p, q);
+        pairs.extend(paired);
+        left_perf
+            .entry(key.1)
+            .or_default()
+            .extend(lp.into_iter().map(|i| p[i]));
+        left_rt
+            .entry(key.1)
+            .or_default()
+            .extend(lq.into_iter().map(|i| q[i]));
+    }
+    let mut names: Vec<&&str> = left_rt.keys().collect();
     names.sort();
     for name in names {
-        let (Some(p), Some(q)) = (perf_by.get(*name), rt_by.get(*name)) else {
-            continue;
-        };
-        for (a, b) in align(p, q) {
+        if let (Some(p), Some(q)) = (left_perf.get(*name), left_rt.get(*name)) {
+            pairs.extend(align(p, q).0);
+        }
+    }
+    {
+        for (a, b) in pairs {
             r.paired += 1;
             if a == b {
                 r.identical += 1;
@@ -431,6 +497,24 @@ mod tests {
             Some(1),
             "{r:?}"
         );
+    }
+
+    #[test]
+    fn calls_pair_within_their_own_thread_first() {
+        // Two processes' reads, in the other order in the second run.
+        let perf = "  1.0 ( 0.1 ms): sh/10 read(fd: 3, count: 9) = 5
+  2.0 ( 0.1 ms): cat/11 read(fd: 3, count: 9) = 7
+  3.0 ( 0.1 ms): cat/11 close(fd: 3) = 0
+";
+        let rtrace = "  1.0 ( 0.1 ms): cat/21 read(fd: 3, count: 9) = 7
+  2.0 ( 0.1 ms): sh/20 read(fd: 3, count: 9) = 5
+  3.0 ( 0.1 ms): sh/20 close(fd: 3) = 0
+";
+        let r = compare(perf, rtrace, "");
+        // The reads pair by thread; the closes, made by different processes, pair
+        // by syscall alone once nothing else is left.
+        assert_eq!((r.paired, r.identical), (3, 3), "{r:?}");
+        assert_eq!(r.classes.get(&Class::Wrong), None, "{r:?}");
     }
 
     #[test]
