@@ -28,8 +28,12 @@ impl Call {
 pub enum Class {
     /// rtrace decodes what perf shows as a pointer (and agrees on the rest).
     Better,
-    /// The return values differ: a wrong value, unless the program did not do the same.
+    /// The same call (its arguments agree) returned something else: a wrong value,
+    /// unless the program did not do the same.
     Wrong,
+    /// As `Wrong`, on data that changes from run to run: a file under /proc, the
+    /// tracer's own output (the programs' stderr).
+    Varies,
     /// An argument perf decodes that rtrace shows as a pointer, or leaves out.
     Missing,
     /// Spelled otherwise.
@@ -147,13 +151,12 @@ pub fn classify(perf: &Call, rtrace: &Call) -> Class {
             .next()
             .is_some_and(|n| n.parse::<i64>().is_ok())
     };
-    if perf.ret != rtrace.ret && number(&perf.ret) && number(&rtrace.ret) {
-        return Class::Wrong;
-    }
     let pointer = |v: &str| v == "0x?";
     let perf_args = perf.args_by_name();
     let rt_args = rtrace.args_by_name();
+    // How the arguments compare: the same call (perhaps better shown), or not.
     let mut better = false;
+    let mut differ = None;
     for (k, pv) in &perf_args {
         match rt_args.get(k) {
             Some(rv) if rv == pv => {}
@@ -165,12 +168,28 @@ pub fn classify(perf: &Call, rtrace: &Call) -> Class {
             {
                 better = true
             }
-            Some(rv) if pointer(rv) && !pointer(pv) => return Class::Missing,
-            Some(_) => return Class::Format,
-            None => return Class::Format,
+            Some(rv) if pointer(rv) && !pointer(pv) => {
+                differ.get_or_insert(Class::Missing);
+            }
+            _ => {
+                differ = Some(Class::Format);
+            }
         }
     }
-    if rt_args.len() != perf_args.len() || perf.ret != rtrace.ret {
+    if rt_args.len() != perf_args.len() {
+        differ = Some(Class::Format);
+    }
+    if let Some(class) = differ {
+        return class;
+    }
+    if perf.ret != rtrace.ret && number(&perf.ret) && number(&rtrace.ret) {
+        // The program's data, not rtrace's decoding, when it read what changes.
+        let varies = perf_args
+            .values()
+            .any(|v| v.contains("</proc") || v.contains("/trace.out>"));
+        return if varies { Class::Varies } else { Class::Wrong };
+    }
+    if perf.ret != rtrace.ret {
         return Class::Format;
     }
     if better { Class::Better } else { Class::Format }
@@ -295,25 +314,56 @@ fn align<'a>(
     (out, left_p, left_q)
 }
 
-/// Each line's thread, named so that two runs agree: its comm and the order in which
-/// threads of that comm first appeared (`sh#0`, `sh#1`, `cat#0`); the tids differ.
-fn thread_keys<'a>(lines: impl Iterator<Item = &'a str>) -> Vec<String> {
-    let mut seen: HashMap<&str, Vec<&str>> = HashMap::new();
-    lines
-        .map(|l| {
-            let task = l
-                .find("): ")
-                .and_then(|at| l[at + 3..].split_once(' '))
-                .map_or("", |(task, _)| task);
-            let (comm, tid) = task.rsplit_once('/').unwrap_or((task, ""));
-            let tids = seen.entry(comm).or_default();
-            let n = tids.iter().position(|t| *t == tid).unwrap_or_else(|| {
-                tids.push(tid);
-                tids.len() - 1
-            });
-            format!("{comm}#{n}")
-        })
-        .collect()
+/// The thread (tid) of a perf-trace-shaped line.
+fn thread_of(line: &str) -> &str {
+    line.find("): ")
+        .and_then(|at| line[at + 3..].split_once(' '))
+        .and_then(|(task, _)| task.rsplit_once('/'))
+        .map_or("", |(_, tid)| tid)
+}
+
+/// Which thread of one run is which of the other's (tids differ between runs, and the
+/// order in which a script's processes start does too): the pairs of threads with the
+/// most calls in common (compared as their normalized text), taken greedily. Gives, for
+/// each thread of `b` that has a partner, its partner in `a`.
+fn match_threads<'t>(
+    a: &'t [(String, Call)],
+    b: &'t [(String, Call)],
+) -> HashMap<&'t str, &'t str> {
+    type Calls = HashMap<String, usize>;
+    let profile = |calls: &'t [(String, Call)]| {
+        let mut by: HashMap<&'t str, Calls> = HashMap::new();
+        for (tid, c) in calls {
+            *by.entry(tid.as_str())
+                .or_default()
+                .entry(show(c))
+                .or_default() += 1;
+        }
+        by
+    };
+    let (pa, pb) = (profile(a), profile(b));
+    let mut scored: Vec<(usize, &str, &str)> = Vec::new();
+    for (ta, ca) in &pa {
+        for (tb, cb) in &pb {
+            let common: usize = ca
+                .iter()
+                .filter_map(|(k, n)| cb.get(k).map(|m| (*n).min(*m)))
+                .sum();
+            if common > 0 {
+                scored.push((common, ta, tb));
+            }
+        }
+    }
+    // Most in common first; ties in a fixed order.
+    scored.sort_by(|x, y| y.0.cmp(&x.0).then_with(|| (x.1, x.2).cmp(&(y.1, y.2))));
+    let mut taken_a = std::collections::HashSet::new();
+    let mut partner = HashMap::new();
+    for (_, ta, tb) in scored {
+        if !partner.contains_key(tb) && taken_a.insert(ta) {
+            partner.insert(tb, ta);
+        }
+    }
+    partner
 }
 
 /// Calls whose return is a pid of this run.
@@ -329,12 +379,10 @@ const PID_RETURNS: &[&str] = &[
 
 type Groups<'c> = HashMap<(&'c str, &'c str), Vec<&'c Call>>;
 
-fn by_thread_and_name(calls: &[(String, Call)]) -> Groups<'_> {
-    let mut by: Groups<'_> = HashMap::new();
-    for (key, c) in calls {
-        by.entry((key.as_str(), c.name.as_str()))
-            .or_default()
-            .push(c);
+fn by_thread_and_name<'c>(calls: impl Iterator<Item = (&'c str, &'c Call)>) -> Groups<'c> {
+    let mut by: Groups<'c> = HashMap::new();
+    for (thread, c) in calls {
+        by.entry((thread, c.name.as_str())).or_default().push(c);
     }
     by
 }
@@ -347,12 +395,10 @@ pub fn compare(perf_text: &str, rtrace_text: &str, strace_text: &str) -> Report 
         }
         c
     };
-    // Each call with its thread's key (see `thread_keys`).
+    // Each call with its thread.
     let calls = |text: &str| -> Vec<(String, Call)> {
-        let lines: Vec<&str> = text.lines().filter(|l| parse(l).is_some()).collect();
-        let keys = thread_keys(lines.iter().copied());
-        keys.into_iter()
-            .zip(lines.iter().filter_map(|l| parse(l)).map(fix))
+        text.lines()
+            .filter_map(|l| Some((thread_of(l).to_string(), fix(parse(l)?))))
             .collect()
     };
     let perf = calls(perf_text);
@@ -367,10 +413,16 @@ pub fn compare(perf_text: &str, rtrace_text: &str, strace_text: &str) -> Report 
     {
         rt.remove(0);
     }
-    // Calls are paired within one thread first (the same thread of both runs, the same
-    // syscall), then what is left, by syscall alone: two processes of a shell script
-    // that make the same calls are not lined up with each other while each has its own.
-    let (perf_by, rt_by) = (by_thread_and_name(&perf), by_thread_and_name(&rt));
+    // Calls are paired within one thread first (a thread of rtrace's run with its
+    // partner in perf's, the same syscall), then what is left, by syscall alone: two
+    // processes of a shell script that make the same calls are not lined up with each
+    // other while each has its own.
+    let partner = match_threads(&perf, &rt);
+    let perf_by = by_thread_and_name(perf.iter().map(|(t, c)| (t.as_str(), c)));
+    let rt_by = by_thread_and_name(rt.iter().map(|(t, c)| {
+        // A thread without a partner is keyed so that it meets none.
+        (partner.get(t.as_str()).copied().unwrap_or("?"), c)
+    }));
     let mut r = Report {
         rtrace_calls: rtrace_text.lines().filter_map(parse).count(),
         strace_calls: strace_calls(strace_text),
@@ -515,6 +567,36 @@ mod tests {
         // by syscall alone once nothing else is left.
         assert_eq!((r.paired, r.identical), (3, 3), "{r:?}");
         assert_eq!(r.classes.get(&Class::Wrong), None, "{r:?}");
+    }
+
+    #[test]
+    fn wrong_is_the_same_call_with_another_result() {
+        let call = |l: &str| parse(&format!("  1.0 ( 0.1 ms): a/1 {l}")).unwrap();
+        // Other arguments: another call, not a wrong result.
+        assert_eq!(
+            classify(
+                &call(
+                    "newfstatat(dfd: CWD, filename: 0x123456, statbuf: 0x654321) = -1 ENOENT (No such file)"
+                ),
+                &call("newfstatat(dfd: 3</etc/x>, filename: \"\", flag: EMPTY_PATH) = 0"),
+            ),
+            Class::Format
+        );
+        // The same read of a /proc file, shorter this run: the data changed.
+        assert_eq!(
+            classify(
+                &call("read(fd: 3</proc/42/stat>, buf: 0x123456, count: 1024) = 319"),
+                &call("read(fd: 3</proc/43/stat>, buf: \"43 (ps)\"..., count: 1024) = 311"),
+            ),
+            Class::Varies
+        );
+        assert_eq!(
+            classify(
+                &call("read(fd: 3</etc/hostname>, buf: 0x123456, count: 64) = 3"),
+                &call("read(fd: 3</etc/hostname>, buf: \"vm\", count: 64) = 2"),
+            ),
+            Class::Wrong
+        );
     }
 
     #[test]
