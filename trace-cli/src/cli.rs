@@ -163,6 +163,13 @@ pub struct Args {
     #[arg(long = "string-limit", help_heading = "Output", value_name = "N", value_parser = clap::value_parser!(u16).range(0..=4095))]
     pub string_limit: Option<u16>,
 
+    /// Show execve's environment as the new program received it (strace's -v shows it;
+    /// perf does not): up to 4 KiB and --string-limit entries of it, the rest marked `...`.
+    #[arg(long = "envp", help_heading = "Output", overrides_with = "no_envp")]
+    pub envp: bool,
+    #[arg(long = "no-envp", overrides_with = "envp", hide = true)]
+    pub no_envp: bool,
+
     /// Ring buffer size: pages, or a size with a K/M/G suffix (a power of two).
     #[arg(
         short = 'm',

@@ -132,6 +132,8 @@ pub struct Config {
     pub max_events: Option<u64>,
     /// `--string-limit`: buffer bytes and argv entries shown (default 32).
     pub string_limit: u16,
+    /// `--envp`: execve's environment is read and shown.
+    pub envp: bool,
     pub ring_bytes: u32,
     /// Tasks the pid maps hold (`RTRACE_PID_MAP_ENTRIES`, default 8192).
     pub pid_map_entries: u32,
@@ -413,6 +415,7 @@ pub fn resolve_with(
         min_duration_ns,
         max_events: args.max_events,
         string_limit: args.string_limit.unwrap_or(STRING_LIMIT),
+        envp: args.envp,
         ring_bytes,
         verbose: args.verbose,
     })

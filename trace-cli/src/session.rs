@@ -29,7 +29,7 @@ use trace_common::{
         TRACE_ARM_ON_EXEC, TRACE_ON,
     },
     record::Augmented,
-    record::{KIND_EXEC_READS, REC_PENDING},
+    record::{KIND_EXEC_ENV, KIND_EXEC_READS, REC_PENDING},
 };
 
 use crate::{
@@ -162,6 +162,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         },
         cpu_filter: cfg.cpus.is_some(),
         verbose: cfg.verbose,
+        exec_envp: cfg.envp,
     };
     if cfg.verbose > 0 {
         say!("rtrace: {settings:?}");
@@ -638,6 +639,7 @@ async fn event_loop(
     let mut printer = Printer {
         catalog,
         exec_reads: rustc_hash::FxHashMap::default(),
+        exec_env: rustc_hash::FxHashMap::default(),
         fds: FdTable::new(close_traced(cfg), all_traced(cfg, fd_table::CWD_CALLS)),
         pending: rustc_hash::FxHashMap::default(),
         spare: Vec::new(),
@@ -758,6 +760,16 @@ fn whole(read: Option<Result<Augmented<'_>, ()>>) -> Option<&[u8]> {
     read?.ok().filter(|a| !a.cut).map(|a| a.bytes)
 }
 
+/// Argument `i` of call `nr` from a record an exec sent ahead of the call's own.
+fn sent_ahead<'a>(
+    bytes: Option<&'a [u8]>,
+    sent: Option<&SyscallRecord>,
+    nr: u32,
+    i: usize,
+) -> Option<Result<Augmented<'a>, ()>> {
+    sent.filter(|r| r.nr == nr)?.augmented(bytes?, i)
+}
+
 /// The call's first string argument (an open's or a chdir's path).
 fn first_string(info: &crate::decode::SyscallInfo) -> Option<usize> {
     info.beauties.iter().position(|b| *b == Beauty::Str)
@@ -767,6 +779,8 @@ struct Printer<'c> {
     catalog: Catalog<Tracefs>,
     /// What a successful execve ran (path and argv), per tid, until its record comes.
     exec_reads: rustc_hash::FxHashMap<u32, Vec<u8>>,
+    /// The environment it gave the new program (`--envp`), per tid, likewise.
+    exec_env: rustc_hash::FxHashMap<u32, Vec<u8>>,
     fds: FdTable,
     /// Entries of blocking calls not yet returned, per tid.
     pending: rustc_hash::FxHashMap<u32, Pending>,
@@ -813,6 +827,10 @@ impl Printer<'_> {
                 self.exec_reads.insert(rec.tid, item.to_vec());
                 continue;
             }
+            if rec.kind == KIND_EXEC_ENV {
+                self.exec_env.insert(rec.tid, item.to_vec());
+                continue;
+            }
             if rec.flags & REC_PENDING != 0 {
                 let mut bytes = self.spare.pop().unwrap_or_default();
                 bytes.extend_from_slice(&item);
@@ -828,6 +846,7 @@ impl Printer<'_> {
                 continue;
             }
             let early = self.exec_reads.remove(&rec.tid);
+            let env = self.exec_env.remove(&rec.tid);
             if !self.wanted(&rec) {
                 // Not shown, but what it did to the fds still counts.
                 let info = self.catalog.get(rec.nr);
@@ -848,14 +867,11 @@ impl Printer<'_> {
             self.line.clear();
             let info = self.catalog.get(rec.nr);
             let early_rec = early.as_deref().and_then(SyscallRecord::from_bytes);
+            let env_rec = env.as_deref().and_then(SyscallRecord::from_bytes);
             let mem = |i: usize| {
-                rec.augmented(&item, i).or_else(|| {
-                    let e = early.as_deref()?;
-                    early_rec
-                        .as_ref()
-                        .filter(|r| r.nr == rec.nr)?
-                        .augmented(e, i)
-                })
+                rec.augmented(&item, i)
+                    .or_else(|| sent_ahead(early.as_deref(), early_rec.as_ref(), rec.nr, i))
+                    .or_else(|| sent_ahead(env.as_deref(), env_rec.as_ref(), rec.nr, i))
             };
             let fds = &self.fds;
             let fd_path = |fd: i32| fds.path(rec.pid, fd);

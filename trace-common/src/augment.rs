@@ -20,6 +20,9 @@ pub const AUG_KEEP_MAX: usize = AUG_SLOT_BYTES - 1;
 /// loop the verifier walks through); a successful one's argv is read whole, up to
 /// AUG_KEEP_MAX bytes.
 pub const AUG_ARGV_LOOP: u16 = 16;
+/// The most environment entries counted at a successful execve (`--envp`); past them
+/// the environment shows as cut.
+pub const AUG_ENVP_LOOP: u16 = 256;
 
 /// `aug_len` of a slot whose read failed (the argument is shown as a pointer).
 pub const AUG_FAILED: u16 = 0xffff;

@@ -126,6 +126,8 @@ pub mod globals {
     pub const SUMMARY_FLAGS: &str = "SUMMARY_FLAGS";
     /// u32: byte offset of `__data_loc char[] filename` in `sched_process_exec`.
     pub const EXEC_FILENAME_OFF: &str = "EXEC_FILENAME_OFF";
+    /// u32: 1 sends the environment a successful execve's program received (`--envp`).
+    pub const EXEC_ENVP: &str = "EXEC_ENVP";
     /// u64: unread bytes in the ring buffer past which a record wakes the reader.
     pub const WAKEUP_BYTES: &str = "WAKEUP_BYTES";
 }

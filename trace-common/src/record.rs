@@ -20,6 +20,9 @@ pub const KIND_SYSCALL: u16 = 1;
 /// and the argv the new program received), sent ahead of the call's own record; only
 /// its slots matter.
 pub const KIND_EXEC_READS: u16 = 2;
+/// `SyscallRecord::kind` of the environment a successful execve's program received
+/// (`--envp`), sent after its KIND_EXEC_READS: slot 0 holds the strings, for argument 2.
+pub const KIND_EXEC_ENV: u16 = 3;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,7 +66,7 @@ impl SyscallRecord {
         // SyscallRecord (integers and byte arrays only); read_unaligned because ring
         // buffer items are only 8-byte aligned by convention.
         let rec = unsafe { core::ptr::read_unaligned(bytes.as_ptr().cast::<SyscallRecord>()) };
-        matches!(rec.kind, KIND_SYSCALL | KIND_EXEC_READS).then_some(rec)
+        matches!(rec.kind, KIND_SYSCALL | KIND_EXEC_READS | KIND_EXEC_ENV).then_some(rec)
     }
 
     pub fn has_entry(&self) -> bool {

@@ -16,9 +16,9 @@ use aya_ebpf::{
 use trace_common::{
     SyscallRecord,
     augment::{
-        AUG_ARGV, AUG_ARGV_LOOP, AUG_BUF, AUG_FAILED, AUG_FIXED, AUG_KEEP_MAX, AUG_LENPTR,
-        AUG_NO_ARG, AUG_NONE, AUG_PLAN_ENTRIES, AUG_RETBUF, AUG_SLOT_BYTES, AUG_SLOTS, AUG_STR,
-        AugPlan, AugSlot,
+        AUG_ARGV, AUG_ARGV_LOOP, AUG_BUF, AUG_ENVP_LOOP, AUG_FAILED, AUG_FIXED, AUG_KEEP_MAX,
+        AUG_LENPTR, AUG_NO_ARG, AUG_NONE, AUG_PLAN_ENTRIES, AUG_RETBUF, AUG_SLOT_BYTES, AUG_SLOTS,
+        AUG_STR, AugPlan, AugSlot,
     },
     record::SYSCALL_RECORD_SIZE,
 };
@@ -64,6 +64,31 @@ pub fn keep_exec_file(kernel_tid: u32, src: *const u8) {
         let value = unsafe { &*(buf as *const [u8; AUG_SLOT_BYTES]) };
         let _ = EXEC_FILE.insert(kernel_tid, value, 0);
     }
+}
+
+/// After a successful execve with `--envp`: the environment from the new program's
+/// stack, as a KIND_EXEC_ENV record (slot 0, for execve's argument 2).
+#[inline(always)]
+pub fn assemble_exec_env(rec: &mut SyscallRecord, sp: u64, compat: bool) -> Option<&'static [u8]> {
+    let scratch = SCRATCH.get_ptr_mut(0)?;
+    // SAFETY: as in assemble().
+    let buf = unsafe { (*scratch).buf.as_mut_ptr() };
+    // SAFETY: slot 0 lies inside the buffer.
+    let slot0 = unsafe { buf.add(SYSCALL_RECORD_SIZE) };
+    let (len, cut) = read_new_envp(sp, slot0, compat);
+    rec.aug_arg = [2, AUG_NO_ARG];
+    rec.aug_len = [len, 0];
+    rec.aug_cut = [cut as u8, 0];
+    // SAFETY: the header fits at the start of the buffer.
+    unsafe { core::ptr::write_unaligned(buf.cast::<SyscallRecord>(), *rec) };
+    let kept = if len == AUG_FAILED {
+        0
+    } else {
+        (len as usize).min(AUG_KEEP_MAX)
+    };
+    let total = (SYSCALL_RECORD_SIZE + kept).min(RECORD_MAX);
+    // SAFETY: total is within the buffer.
+    Some(unsafe { core::slice::from_raw_parts(buf, total) })
 }
 
 /// After a successful execve: the path from sched_process_exec and the argv from the
@@ -229,6 +254,57 @@ fn read_new_argv(sp: u64, dst: *mut u8, compat: bool) -> (u16, bool) {
     ) else {
         return (AUG_FAILED, false);
     };
+    read_span(first, last, dst)
+}
+
+/// The environment of a program just exec'd, from its new stack: its pointers follow
+/// argv's and its NULL; their strings follow argv's, one span again. Counting the
+/// entries is the one loop (in a BPF function of its own). As [`read_new_argv`].
+#[inline(always)]
+fn read_new_envp(sp: u64, dst: *mut u8, compat: bool) -> (u16, bool) {
+    let size: u32 = if compat { 4 } else { 8 };
+    let Some(argc) = read_word(sp, size) else {
+        return (AUG_FAILED, false);
+    };
+    let envp = sp + u64::from(size) * (argc + 2);
+    let envc = count_words(envp, size);
+    if envc == u32::MAX {
+        return (AUG_FAILED, false);
+    }
+    if envc == 0 {
+        return (0, false);
+    }
+    let (Some(first), Some(last)) = (
+        read_word(envp, size),
+        read_word(envp + u64::from(size) * u64::from(envc - 1), size),
+    ) else {
+        return (AUG_FAILED, false);
+    };
+    let (len, cut) = read_span(first, last, dst);
+    (len, cut || envc >= u32::from(AUG_ENVP_LOOP))
+}
+
+/// How many non-NULL words of `size` bytes start at `addr`, at most AUG_ENVP_LOOP;
+/// u32::MAX when the first cannot be read. A BPF function of its own, so that its
+/// loop's frame is not added to sys_exit's.
+#[inline(never)]
+fn count_words(addr: u64, size: u32) -> u32 {
+    for k in 0..u32::from(AUG_ENVP_LOOP) {
+        match read_word(addr + u64::from(k) * u64::from(size), size) {
+            Some(0) => return k,
+            Some(_) => {}
+            None if k == 0 => return u32::MAX,
+            None => return k,
+        }
+    }
+    u32::from(AUG_ENVP_LOOP)
+}
+
+/// The strings from `first` to the end of the one at `last`, which the kernel copied
+/// one after another: two reads. The bytes kept (NUL-separated), and whether the span
+/// went on past them.
+#[inline(always)]
+fn read_span(first: u64, last: u64, dst: *mut u8) -> (u16, bool) {
     if last < first {
         return (AUG_FAILED, false);
     }

@@ -106,6 +106,8 @@ pub static EXEC_OLD_PID_OFF: Global<u32> = Global::new(0);
 pub static EXEC_FILENAME_OFF: Global<u32> = Global::new(8);
 #[unsafe(no_mangle)]
 pub static WAKEUP_BYTES: Global<u64> = Global::new(1 << 20);
+#[unsafe(no_mangle)]
+pub static EXEC_ENVP: Global<u32> = Global::new(0);
 
 #[inline(always)]
 pub fn bump(slot: u32) {

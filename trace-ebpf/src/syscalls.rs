@@ -19,16 +19,16 @@ use trace_common::{
         COUNTER_LOST_TASKS, COUNTER_LOST_UNSEEN, HANDOFFS_SETTLED, TRACE_ARM_ON_EXEC,
     },
     record::{
-        InflightCall, KIND_EXEC_READS, KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT, REC_PENDING,
-        SyscallRecord,
+        InflightCall, KIND_EXEC_ENV, KIND_EXEC_READS, KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT,
+        REC_PENDING, SyscallRecord,
     },
 };
 
 use crate::{
     augment,
     maps::{
-        EVENTS, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, WAKEUP_BYTES, bump, class_of, handoffs_bump,
-        handoffs_waiting, selected,
+        EVENTS, EXEC_ENVP, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, WAKEUP_BYTES, bump, class_of,
+        handoffs_bump, handoffs_waiting, selected,
     },
     regs::{compat_syscall_args, is_compat, syscall_args, syscall_nr, user_sp},
     summary,
@@ -329,8 +329,15 @@ fn emit_exec_reads(ctx: &RawTracePointContext, ids: &Ids, nr: u32, now: u64, ker
     };
     let mut rec = record(REC_HAS_ENTRY, nr, ids, now, 0, &[0; 6], 0);
     rec.kind = KIND_EXEC_READS;
-    if let Some(bytes) = augment::assemble_exec(&mut rec, kernel_tid, sp, is_compat(regs)) {
+    let compat = is_compat(regs);
+    if let Some(bytes) = augment::assemble_exec(&mut rec, kernel_tid, sp, compat) {
         output(bytes);
+    }
+    if EXEC_ENVP.load() != 0 {
+        rec.kind = KIND_EXEC_ENV;
+        if let Some(bytes) = augment::assemble_exec_env(&mut rec, sp, compat) {
+            output(bytes);
+        }
     }
 }
 

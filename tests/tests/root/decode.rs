@@ -1197,3 +1197,51 @@ fn poll_shows_what_was_asked_and_what_was_answered() {
     );
     assert_eq!(answered.ret, "2", "{r}");
 }
+
+/// Execs itself with an environment of its own; the new program exits.
+const ENVP_PROGRAM: &str = r#"
+#include <unistd.h>
+int main(int argc, char **argv) {
+    if (argc > 1) return 0;
+    char *args[] = {argv[0], "child", 0};
+    char *env[] = {"A=1", "B=x y", "C=\"q\"", 0};
+    execve(argv[0], args, env);
+    return 1;
+}
+"#;
+
+#[test]
+fn envp_shows_the_environment_the_program_received() {
+    if !bpf_ready("envp_shows_the_environment_the_program_received") {
+        return;
+    }
+    let dir = scratch_dir("envp");
+    let bin = compile(&dir, "envp", ENVP_PROGRAM);
+    let execs = |envp: bool| {
+        let mut cmd = rtrace();
+        cmd.args(["-e", "execve"]).args(envp.then_some("--envp"));
+        let r = run(cmd.arg("--").arg(&bin), LIMIT);
+        assert_eq!(r.code(), Some(0), "{r}");
+        let envps: Vec<String> = r
+            .stderr
+            .lines()
+            .filter_map(parse_line)
+            .filter(|l| l.name == "execve")
+            .map(|l| {
+                l.args
+                    .split_once("envp: ")
+                    .map_or("", |(_, e)| e)
+                    .to_string()
+            })
+            .collect();
+        (envps, r)
+    };
+    let (shown, r) = execs(true);
+    assert_eq!(shown.len(), 2, "{r}");
+    assert_eq!(shown[1], r#"["A=1", "B=x y", "C=\"q\""]"#, "{r}");
+    // The test's own environment went to the first program.
+    assert!(shown[0].starts_with('[') && shown[0] != shown[1], "{r}");
+    // Without --envp: the pointer, as perf shows it.
+    let (plain, r) = execs(false);
+    assert!(plain.iter().all(|e| e.starts_with("0x")), "{r}");
+}

@@ -71,6 +71,8 @@ pub struct Settings {
     pub cpu_filter: bool,
     /// `-v` count: which of the programs' log statements are kept.
     pub verbose: u8,
+    /// `--envp`: send the environment a successful execve's program received.
+    pub exec_envp: bool,
 }
 
 pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
@@ -91,6 +93,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
     // Wake the reader when a quarter of the ring is waiting; it also drains on a timer.
     let wakeup = u64::from(s.ring_bytes / 4);
     let log_level = super::bpf_log::level_for(s.verbose);
+    let exec_envp = flag(s.exec_envp);
     let mut bpf = EbpfLoader::new()
         .override_global(globals::TRACE_ALL, &trace_all, true)
         .override_global(globals::FILTER_UID, &filter_uid, true)
@@ -110,6 +113,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .override_global(globals::SELECTIVE, &selective, true)
         .override_global(globals::CPU_FILTER, &cpu_filter, true)
         .override_global(aya_log::LEVEL, &log_level, true)
+        .override_global(globals::EXEC_ENVP, &exec_envp, true)
         .map_max_entries(trace_common::maps::EVENTS, s.ring_bytes)
         .map_max_entries(trace_common::maps::PIDS_TO_TRACE, s.pid_map_entries)
         .map_max_entries(trace_common::maps::PIDS_FILTERED, s.pid_map_entries)

@@ -29,6 +29,8 @@ pub enum Beauty {
     Str,
     /// execve's argv: `["ls", "-l"]`.
     Argv,
+    /// execve's environment, in argv's form; read only with `--envp` (else the pointer).
+    Envp,
     /// The start of a buffer the call reads from (write, sendto), quoted.
     Buffer,
     Sockaddr,
@@ -109,6 +111,7 @@ impl Beauty {
                 self,
                 Beauty::Str
                     | Beauty::Argv
+                    | Beauty::Envp
                     | Beauty::Buffer
                     | Beauty::Sockaddr
                     | Beauty::Timespec
@@ -207,6 +210,7 @@ pub fn write_arg(
         }
         Beauty::Str
         | Beauty::Argv
+        | Beauty::Envp
         | Beauty::Buffer
         | Beauty::Sockaddr
         | Beauty::Timespec
@@ -454,7 +458,7 @@ fn write_memory(out: &mut String, b: Beauty, aug: Augmented<'_>, style: Style) {
                 out.push_str("{...}");
             }
         }
-        Beauty::Argv => {
+        Beauty::Argv | Beauty::Envp => {
             out.push('[');
             // Each string ends with its NUL; an empty one is an argument too.
             let all = bytes.strip_suffix(&[0]).unwrap_or(bytes);

@@ -128,6 +128,8 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
         Beauty::Flags(&t::CLOCK_NANOSLEEP_FLAGS),
     ),
     (&["execve", "execveat"], "argv", Beauty::Argv),
+    // No plan: the kernel side sends it after a successful exec, with --envp.
+    (&["execve", "execveat"], "envp", Beauty::Envp),
     (
         &["write", "pwrite64", "sendto", "send"],
         "buf",
