@@ -34,6 +34,9 @@ pub enum Class {
     /// As `Wrong`, on data that changes from run to run: a file under /proc, the
     /// tracer's own output (the programs' stderr).
     Varies,
+    /// Another result, for a call perf's line cannot tell from others (a path it shows
+    /// as a pointer, an fd without its path): perhaps another call of the program.
+    Unsure,
     /// An argument perf decodes that rtrace shows as a pointer, or leaves out.
     Missing,
     /// Spelled otherwise.
@@ -144,6 +147,36 @@ pub fn parse(line: &str) -> Option<Call> {
     })
 }
 
+/// Arguments that only receive what the call writes: perf's pointer there does not
+/// hide which call it is.
+const OUTPUT_ARGS: &[&str] = &[
+    "buf",
+    "ubuf",
+    "statbuf",
+    "dirent",
+    "buffer",
+    "usockaddr",
+    "upeer_sockaddr",
+    "addr",
+    "oact",
+    "oset",
+    "old_rlim",
+    "rlim",
+    "name",
+    "info",
+    "fildes",
+    "stat_addr",
+    "otmr",
+    "value",
+    "ovalue",
+    "upeer_addrlen",
+    "usockaddr_len",
+    "addr_len",
+    "tloc",
+    "tp",
+    "rmtp",
+];
+
 /// The class of a differing pair (`perf`, `rtrace`).
 pub fn classify(perf: &Call, rtrace: &Call) -> Class {
     let number = |s: &str| {
@@ -156,11 +189,26 @@ pub fn classify(perf: &Call, rtrace: &Call) -> Class {
     let rt_args = rtrace.args_by_name();
     // How the arguments compare: the same call (perhaps better shown), or not.
     let mut better = false;
+    // Whether perf's line tells this call from others: not when an argument the call
+    // reads is only a pointer there, or an fd has no path.
+    let mut told_apart = true;
     let mut differ = None;
     for (k, pv) in &perf_args {
         match rt_args.get(k) {
             Some(rv) if rv == pv => {}
-            Some(rv) if pointer(pv) && !pointer(rv) => better = true,
+            Some(rv) if pointer(pv) && !pointer(rv) => {
+                better = true;
+                told_apart &= OUTPUT_ARGS.contains(k);
+            }
+            // An fd with its path where perf could not find one (`3` / `3</etc/passwd>`).
+            Some(rv)
+                if rv
+                    .strip_prefix(pv)
+                    .is_some_and(|path| path.starts_with('<')) =>
+            {
+                better = true;
+                told_apart = false;
+            }
             // perf's raw number where rtrace names it (`flag: 4096` / `EMPTY_PATH`).
             Some(rv)
                 if pv.parse::<i64>().is_ok()
@@ -187,7 +235,11 @@ pub fn classify(perf: &Call, rtrace: &Call) -> Class {
         let varies = perf_args
             .values()
             .any(|v| v.contains("</proc") || v.contains("/trace.out>"));
-        return if varies { Class::Varies } else { Class::Wrong };
+        return match (varies, told_apart) {
+            (true, _) => Class::Varies,
+            (false, true) => Class::Wrong,
+            (false, false) => Class::Unsure,
+        };
     }
     if perf.ret != rtrace.ret {
         return Class::Format;
@@ -581,6 +633,18 @@ mod tests {
                 &call("newfstatat(dfd: 3</etc/x>, filename: \"\", flag: EMPTY_PATH) = 0"),
             ),
             Class::Format
+        );
+        // A path perf shows as a pointer: perhaps another of the program's calls.
+        assert_eq!(
+            classify(
+                &call(
+                    "readlink(path: 0x123456, buf: 0x654321, bufsiz: 1023) = -1 ENOENT (No such file)"
+                ),
+                &call(
+                    "readlink(path: \"/tmp/a.o\", buf: 0x654321, bufsiz: 1023) = -1 EINVAL (Invalid argument)"
+                ),
+            ),
+            Class::Unsure
         );
         // The same read of a /proc file, shorter this run: the data changed.
         assert_eq!(

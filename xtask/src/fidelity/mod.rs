@@ -120,7 +120,7 @@ pub fn fidelity_with(rtrace: &Path, quick: bool, only: &[String], verbose: bool)
         .take(if quick { QUICK } else { usize::MAX })
         .collect();
     println!(
-        "{:<15} {:>15} {:>9} {:>10} {:>7} {:>7} {:>6} {:>6} {:>7} {:>6}",
+        "{:<15} {:>15} {:>9} {:>10} {:>7} {:>7} {:>6} {:>6} {:>7} {:>6} {:>6}",
         "program",
         "calls rt/strace",
         "paired",
@@ -130,7 +130,8 @@ pub fn fidelity_with(rtrace: &Path, quick: bool, only: &[String], verbose: bool)
         "FORMAT",
         "WRONG",
         "MISSING",
-        "VARIES"
+        "VARIES",
+        "UNSURE"
     );
     let (mut lines, mut same, mut shaped) = (0, 0, 0);
     let mut causes: std::collections::HashMap<String, (usize, String, String)> = Default::default();
@@ -194,7 +195,7 @@ fn print_row(name: &str, r: &Report) {
     let n = |c: Class| r.classes.get(&c).copied().unwrap_or(0);
     let pct = |n: usize| 100.0 * n as f64 / r.paired.max(1) as f64;
     println!(
-        "{:<15} {:>7}/{:<7} {:>9} {:>8.1} % {:>5.1} % {:>7} {:>6} {:>6} {:>7} {:>6}",
+        "{:<15} {:>7}/{:<7} {:>9} {:>8.1} % {:>5.1} % {:>7} {:>6} {:>6} {:>7} {:>6} {:>6}",
         name,
         r.rtrace_calls,
         r.strace_calls,
@@ -206,5 +207,6 @@ fn print_row(name: &str, r: &Report) {
         n(Class::Wrong),
         n(Class::Missing),
         n(Class::Varies),
+        n(Class::Unsure),
     );
 }
