@@ -134,3 +134,24 @@ pub fn user_sp(regs: *const u8) -> Option<u64> {
 pub fn user_sp(_regs: *const u8) -> Option<u64> {
     None
 }
+
+/// Where the signal mask that rt_sigreturn restores lies, at its entry: in the signal
+/// frame on the user stack (x86_64: `struct rt_sigframe` less its return address, so
+/// `sp` is at `uc`, and `uc.uc_sigmask` is 296 bytes in: uc_flags, uc_link, uc_stack
+/// (24) and the 256-byte sigcontext before it). Only a native task's, on x86_64.
+#[cfg(bpf_target_arch = "x86_64")]
+#[inline(always)]
+pub fn sigreturn_mask(regs: *const u8, nr: u32, compat: bool) -> Option<u64> {
+    const RT_SIGRETURN: u32 = 15;
+    const UC_SIGMASK: u64 = 296;
+    if compat || nr != RT_SIGRETURN {
+        return None;
+    }
+    Some(user_sp(regs)? + UC_SIGMASK)
+}
+
+#[cfg(not(bpf_target_arch = "x86_64"))]
+#[inline(always)]
+pub fn sigreturn_mask(_regs: *const u8, _nr: u32, _compat: bool) -> Option<u64> {
+    None
+}

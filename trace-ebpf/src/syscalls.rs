@@ -30,7 +30,7 @@ use crate::{
         EVENTS, EXEC_ENVP, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, WAKEUP_BYTES, bump, class_of,
         handoffs_bump, handoffs_waiting, selected,
     },
-    regs::{compat_syscall_args, is_compat, syscall_args, syscall_nr, user_sp},
+    regs::{compat_syscall_args, is_compat, sigreturn_mask, syscall_args, syscall_nr, user_sp},
     summary,
     task::{Ids, current_ids, target_flags},
 };
@@ -88,11 +88,16 @@ fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
     if is_exec && !selected(class) {
         return None;
     }
-    let args = if compat {
+    let mut args = if compat {
         compat_syscall_args(regs)?
     } else {
         syscall_args(regs)?
     };
+    // rt_sigreturn has no arguments; its first slot carries where the mask it restores
+    // lies (the reader shows it as `mask`).
+    if let Some(mask) = sigreturn_mask(regs, ctx.arg::<u64>(1) as u32, compat) {
+        args[0] = mask;
+    }
     let now = now_ns();
     if class & CLASS_EXIT != 0 {
         summary::account(&ids, nr, 0, 0, true, false);

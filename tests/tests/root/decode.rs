@@ -1245,3 +1245,35 @@ fn envp_shows_the_environment_the_program_received() {
     let (plain, r) = execs(false);
     assert!(plain.iter().all(|e| e.starts_with("0x")), "{r}");
 }
+
+/// A handled signal with SIGUSR2 blocked: rt_sigreturn restores that mask.
+const SIGRETURN_PROGRAM: &str = r#"
+#include <signal.h>
+static void handler(int sig) { (void)sig; }
+int main(void) {
+    signal(SIGUSR1, handler);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR2);
+    sigprocmask(SIG_BLOCK, &set, 0);
+    raise(SIGUSR1);
+    return 0;
+}
+"#;
+
+#[test]
+fn rt_sigreturn_shows_the_mask_it_restores() {
+    if !bpf_ready("rt_sigreturn_shows_the_mask_it_restores") {
+        return;
+    }
+    let dir = scratch_dir("sigreturn");
+    let bin = compile(&dir, "sigreturn", SIGRETURN_PROGRAM);
+    let r = run(rtrace().args(["-e", "rt_sigreturn", "--"]).arg(&bin), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    assert_eq!(
+        find_call(&lines, "rt_sigreturn", "", &r).args,
+        "mask: [USR2]",
+        "{r}"
+    );
+}

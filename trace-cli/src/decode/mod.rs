@@ -133,6 +133,9 @@ impl SyscallInfo {
     }
 }
 
+/// Whether the kernel side sends rt_sigreturn's mask (x86_64 only).
+const SIGRETURN_MASK: bool = cfg!(target_arch = "x86_64");
+
 /// Where argument formats come from: tracefs on a real system, strings in tests.
 pub trait FormatSource {
     /// The text of `events/syscalls/sys_enter_<event>/format`, if there is one.
@@ -192,8 +195,26 @@ impl<S: FormatSource> Catalog<S> {
                                 .map(|text| format::parse_format(&text))
                         })
                         .clone();
+                    let native = nr < trace_common::maps::COMPAT_BASE;
+                    let args = match args {
+                        // The mask it restores, which the kernel side sends in the first
+                        // slot (a native x86_64 task's; see its `sigreturn_mask`).
+                        Some(a)
+                            if name == "rt_sigreturn"
+                                && a.is_empty()
+                                && native
+                                && SIGRETURN_MASK =>
+                        {
+                            Some(vec![format::ArgSpec {
+                                name: "mask".into(),
+                                kind: format::ArgKind::Pointer,
+                                ty: "sigset_t *".into(),
+                            }])
+                        }
+                        a => a,
+                    };
                     let mut info = SyscallInfo::new(name, args);
-                    if nr >= trace_common::maps::COMPAT_BASE {
+                    if !native {
                         info.without_native_structs();
                     }
                     info

@@ -221,6 +221,7 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
     (&["rt_sigaction"], "act", Beauty::SigAction),
     (&["rt_sigaction"], "oact", Beauty::SigActionOut),
     (&["rt_sigprocmask"], "nset", Beauty::SigSet),
+    (&["rt_sigreturn"], "mask", Beauty::SigSet),
     (&["rt_sigprocmask"], "oset", Beauty::SigSetOut),
     (&["getdents64"], "dirent", Beauty::Dirents),
     (&["poll", "ppoll"], "ufds", Beauty::PollFds),
