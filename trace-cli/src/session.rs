@@ -648,6 +648,7 @@ async fn event_loop(
             .json
             .then(|| JsonFormatter::new(cfg.line.absolute_time, cfg.string_limit)),
         line: String::with_capacity(512),
+        json_line: Vec::with_capacity(1024),
         printed: 0,
         cfg,
     };
@@ -788,6 +789,8 @@ struct Printer<'c> {
     spare: Vec<Vec<u8>>,
     fmt: LineFormatter,
     json: Option<JsonFormatter>,
+    /// A `--json` line (serde writes bytes).
+    json_line: Vec<u8>,
     line: String,
     printed: u64,
     cfg: &'c Config,
@@ -875,15 +878,20 @@ impl Printer<'_> {
             };
             let fds = &self.fds;
             let fd_path = |fd: i32| fds.path(rec.pid, fd);
+            self.json_line.clear();
             match &mut self.json {
-                Some(j) => j.format(&mut self.line, &rec, info, &mem),
+                Some(j) => j.format(&mut self.json_line, &rec, info, &mem),
                 None => self
                     .fmt
                     .format_full(&mut self.line, &rec, info, &mem, &fd_path, continued),
             }
             let path = first_string(info).and_then(|i| whole(mem(i)));
             self.fds.update(&rec, info, path);
-            if out.write_all(self.line.as_bytes()).is_err() {
+            let line = match self.json {
+                Some(_) => &self.json_line[..],
+                None => self.line.as_bytes(),
+            };
+            if out.write_all(line).is_err() {
                 return true;
             }
             self.printed += 1;

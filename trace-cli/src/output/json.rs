@@ -1,6 +1,6 @@
 //! `--json`: one JSON object per syscall (JSON Lines), for scripts. [`CallLine`] is the
 //! schema the README gives; every field is always there (null when unknown). serde
-//! writes it into the line buffer the text output uses: nothing is allocated per line.
+//! writes it into a line buffer that is reused: nothing is allocated per line.
 
 use std::cell::RefCell;
 
@@ -151,7 +151,7 @@ impl JsonFormatter {
     /// Appends the call's line to `out`.
     pub fn format<'m>(
         &mut self,
-        out: &mut String,
+        out: &mut Vec<u8>,
         rec: &SyscallRecord,
         info: &SyscallInfo,
         mem: &dyn Fn(usize) -> Option<Result<Augmented<'m>, ()>>,
@@ -209,11 +209,9 @@ impl JsonFormatter {
             errno: failed.then_some(self.errno.as_str()),
             duration: ms6(&self.duration),
         };
-        let mut bytes = std::mem::take(out).into_bytes();
         // Writing to memory cannot fail, nor can these types refuse to serialize.
-        let _ = serde_json::to_writer(&mut bytes, &line);
-        bytes.push(b'\n');
-        *out = String::from_utf8(bytes).expect("serde_json writes UTF-8");
+        let _ = serde_json::to_writer(&mut *out, &line);
+        out.push(b'\n');
     }
 }
 
@@ -268,7 +266,7 @@ mod tests {
             aug_arg: [0xff; 2],
             aug_cut: [0; 2],
         };
-        let mut out = String::new();
+        let mut out = Vec::new();
         let mut j = JsonFormatter::new(false, 32);
         j.format(&mut out, &rec, &info, &|i| {
             (i == 1).then_some(Ok(Augmented {
@@ -277,7 +275,7 @@ mod tests {
             }))
         });
         assert_eq!(
-            out,
+            String::from_utf8_lossy(&out),
             "{\"ts\":0.000000,\"tid\":7,\"pid\":7,\"comm\":\"cat\",\"syscall\":\"openat\",\"args\":{\
              \"dfd\":{\"raw\":-100,\"decoded\":\"CWD\"},\
              \"filename\":{\"raw\":4096,\"decoded\":\"\\\"/x\\\\\\\"y\\\"\"},\
@@ -290,6 +288,7 @@ mod tests {
         unnamed.ret = -4000;
         out.clear();
         j.format(&mut out, &unnamed, &info, &|_| None);
+        let out = String::from_utf8_lossy(&out);
         assert!(out.contains("\"ret\":-1,\"errno\":\"E4000\","), "{out}");
     }
 }
