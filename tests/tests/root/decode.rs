@@ -1145,25 +1145,29 @@ fn prctl_timers_file_systems_and_clone3_show_their_values() {
     );
 }
 
-/// poll waits for a pipe a thread writes to 0.1 s later; the caller left junk in the
-/// first fd's revents, which the kernel ignores. Then a poll that is answered at once.
+/// poll waits 0.3 s for a pipe nothing writes to, while a thread writes elsewhere at
+/// 0.1 s; the caller left junk in the fd's revents, which the kernel ignores. Then the
+/// pipe is written and a poll is answered at once.
 const POLL_PROGRAM: &str = r#"
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <unistd.h>
-static int p[2];
 static void *writer(void *arg) {
     usleep(100000);
-    write(p[1], "x", 1);
+    int null = open("/dev/null", O_WRONLY);
+    write(null, "x", 1);
     return 0;
 }
 int main(void) {
+    int p[2];
     pipe(p);
     pthread_t t;
     pthread_create(&t, 0, writer, 0);
     struct pollfd f[2] = {{p[0], POLLIN, 0x7fff}, {1, POLLOUT, 0}};
-    poll(f, 1, 5000);
+    poll(f, 1, 300);
+    write(p[1], "x", 1);
     poll(f, 2, 5000);
     pthread_join(t, 0);
     return 0;
@@ -1183,7 +1187,7 @@ fn poll_shows_what_was_asked_and_what_was_answered() {
     // Unfinished while the thread writes: what was asked, not the junk in revents.
     assert!(
         r.stderr.lines().any(|l| l.contains(" poll(ufds: [{ .fd: ")
-            && l.contains(", .events: IN }], nfds: 1, timeout_msecs: 5000)")
+            && l.contains(", .events: IN }], nfds: 1, timeout_msecs: 300)")
             && l.ends_with(" ...")),
         "{r}"
     );
