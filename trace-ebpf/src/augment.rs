@@ -393,6 +393,64 @@ fn read_argv_packed(argv: u64, dst: *mut u8) -> u32 {
     off | (u32::from(cut) << 16)
 }
 
+/// What a blocking call's entry can show before the call runs: its first slot, when it
+/// is a fixed-size struct or a buffer an argument sizes (a sleep's timespec, a
+/// connect's address, poll's fds), read as it is at entry; anything else is sent as
+/// not read (the unfinished line shows the pointer). One slot of two kinds, in one
+/// path: sys_enter stays a program the verifier walks quickly (rtrace's start-up is
+/// mostly verification).
+#[inline(always)]
+pub fn assemble_entry(
+    rec: &mut SyscallRecord,
+    plan: &AugPlan,
+    args: &[u64; 6],
+) -> Option<&'static [u8]> {
+    let scratch = SCRATCH.get_ptr_mut(0)?;
+    // SAFETY: as in assemble().
+    let buf = unsafe { (*scratch).buf.as_mut_ptr() };
+    let slot = plan.slots[0];
+    rec.aug_arg = [slot.arg, AUG_NO_ARG];
+    rec.aug_len = [AUG_FAILED, 0];
+    rec.aug_cut = [0, 0];
+    let want = match slot.kind {
+        AUG_FIXED => u64::from(slot.max),
+        AUG_BUF => {
+            let len = args[(slot.len_arg & 7) as usize % 6];
+            if len > u32::MAX as u64 {
+                u64::MAX
+            } else {
+                len << (slot.len_shift & 7)
+            }
+        }
+        _ => 0,
+    };
+    let mut n = want;
+    if n > u64::from(slot.max) {
+        n = u64::from(slot.max);
+    }
+    if n > AUG_KEEP_MAX as u64 {
+        n = AUG_KEEP_MAX as u64;
+    }
+    let src = args[(slot.arg & 7) as usize % 6];
+    // SAFETY: slot 0 lies inside the scratch buffer.
+    let dst = unsafe { buf.add(SYSCALL_RECORD_SIZE) };
+    let mut used = 0;
+    // SAFETY: n is below the slot's room.
+    if n > 0
+        && src != 0
+        && unsafe { bpf_probe_read_user(dst.cast(), n as u32, src as *const _) } == 0
+    {
+        rec.aug_len[0] = n as u16;
+        rec.aug_cut[0] = (want > n) as u8;
+        used = n as usize;
+    }
+    // SAFETY: the header fits at the start of the buffer.
+    unsafe { core::ptr::write_unaligned(buf.cast::<SyscallRecord>(), *rec) };
+    let total = (SYSCALL_RECORD_SIZE + used).min(RECORD_MAX);
+    // SAFETY: total is within the buffer, which lives as long as the map.
+    Some(unsafe { core::slice::from_raw_parts(buf, total) })
+}
+
 /// Assembles `rec` and the slots that `plan` reads in the scratch buffer; returns the
 /// bytes to send.
 #[inline(always)]

@@ -131,7 +131,7 @@ fn emit_pending(nr: u32, ids: &Ids, now: u64, args: &[u64; 6]) {
     match augment::plan(nr) {
         Some(plan) if summary::wants_records() => {
             let mut rec = record(flags, nr, ids, now, 0, args, 0);
-            if let Some(bytes) = augment::assemble(&mut rec, &plan, args) {
+            if let Some(bytes) = augment::assemble_entry(&mut rec, &plan, args) {
                 output(bytes);
             }
         }
