@@ -125,13 +125,15 @@ pub fn parse(line: &str) -> Option<Call> {
     if name.is_empty() || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_') {
         return None;
     }
+    // Unfinished: `name(args)<padding> ...`, no return yet.
+    let unfinished = call.trim_end().ends_with(" ...") && !call.contains(") = ");
     let (args, ret) = match call.rfind(") = ").or_else(|| call.rfind(")  ")) {
-        Some(_) => {
+        Some(_) if !unfinished => {
             let eq = call.rfind("= ")?;
             let close = call[..eq].rfind(')')?;
             (&call[open + 1..close], call[eq + 2..].trim())
         }
-        None => (&call[open + 1..call.rfind(')')?], "..."),
+        _ => (&call[open + 1..call.rfind(')')?], "..."),
     };
     let args = split_args(args)
         .into_iter()
@@ -590,6 +592,10 @@ mod tests {
             "= -1 ENOENT (No such file)"
         );
         assert!(parse("LOST 3 events!").is_none());
+        // Unfinished, with perf's padding before the dots.
+        let c = parse("  1.9 (         ): sh/7 vfork()                                        ...")
+            .unwrap();
+        assert_eq!((c.name.as_str(), c.ret.as_str()), ("vfork", "..."));
         assert!(parse("     1.0 ( 0.1 ms): a/1  ... [continued]: wait4()) = 5").is_none());
     }
 
