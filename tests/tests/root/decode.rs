@@ -20,6 +20,17 @@ fn compile(dir: &Path, name: &str, source: &str) -> std::path::PathBuf {
     bin
 }
 
+/// Compiles `source` (with `cflags`) in a scratch directory and runs it under rtrace
+/// with `args`; the program must succeed.
+fn trace_program(tag: &str, source: &str, cflags: &[&str], args: &[&str]) -> Run {
+    let dir = scratch_dir(tag);
+    let (cc, bin) = compile_c(&dir, tag, source, cflags);
+    assert_eq!(cc.code(), Some(0), "{cc}");
+    let r = run(rtrace().args(args).arg("--").arg(&bin), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    r
+}
+
 const PATHS_PROGRAM: &str = r#"
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -961,17 +972,12 @@ fn an_unfinished_call_shows_what_it_read() {
     if !bpf_ready("an_unfinished_call_shows_what_it_read") {
         return;
     }
-    let dir = scratch_dir("blocked");
-    let (cc, bin) = compile_c(&dir, "blocked", BLOCKED_PROGRAM, &["-O0", "-pthread"]);
-    assert_eq!(cc.code(), Some(0), "{cc}");
-    let r = run(
-        rtrace()
-            .args(["-e", "clock_nanosleep,nanosleep,getppid"])
-            .arg("--")
-            .arg(&bin),
-        LIMIT,
+    let r = trace_program(
+        "blocked",
+        BLOCKED_PROGRAM,
+        &["-O0", "-pthread"],
+        &["-e", "clock_nanosleep,nanosleep,getppid"],
     );
-    assert_eq!(r.code(), Some(0), "{r}");
     let unfinished = r
         .stderr
         .lines()
@@ -1009,16 +1015,12 @@ fn a_vfork_parent_is_unfinished_while_its_child_runs() {
     if !bpf_ready("a_vfork_parent_is_unfinished_while_its_child_runs") {
         return;
     }
-    let dir = scratch_dir("vfork");
-    let bin = compile(&dir, "vfork", VFORK_PROGRAM);
-    let r = run(
-        rtrace()
-            .args(["-e", "vfork,getppid,exit_group"])
-            .arg("--")
-            .arg(&bin),
-        LIMIT,
+    let r = trace_program(
+        "vfork",
+        VFORK_PROGRAM,
+        &["-O0"],
+        &["-e", "vfork,getppid,exit_group"],
     );
-    assert_eq!(r.code(), Some(0), "{r}");
     let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
     let parent = lines.first().expect("a traced line").tid;
     let at = |what: &dyn Fn(&Line) -> bool| {
@@ -1091,16 +1093,12 @@ fn prctl_timers_file_systems_and_clone3_show_their_values() {
     if !bpf_ready("prctl_timers_file_systems_and_clone3_show_their_values") {
         return;
     }
-    let dir = scratch_dir("structs");
-    let bin = compile(&dir, "structs", STRUCTS_PROGRAM);
-    let r = run(
-        rtrace()
-            .args(["-e", "prctl,timerfd_*,setitimer,statfs,sysinfo,clone3"])
-            .arg("--")
-            .arg(&bin),
-        LIMIT,
+    let r = trace_program(
+        "structs",
+        STRUCTS_PROGRAM,
+        &["-O0"],
+        &["-e", "prctl,timerfd_*,setitimer,statfs,sysinfo,clone3"],
     );
-    assert_eq!(r.code(), Some(0), "{r}");
     let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
     for (has, shown) in [
         ("SET_NAME", "option: SET_NAME, arg2: \"rt-worker\""),
@@ -1179,11 +1177,12 @@ fn poll_shows_what_was_asked_and_what_was_answered() {
     if !bpf_ready("poll_shows_what_was_asked_and_what_was_answered") {
         return;
     }
-    let dir = scratch_dir("poll");
-    let (cc, bin) = compile_c(&dir, "poll", POLL_PROGRAM, &["-O0", "-pthread"]);
-    assert_eq!(cc.code(), Some(0), "{cc}");
-    let r = run(rtrace().args(["-e", "poll,write", "--"]).arg(&bin), LIMIT);
-    assert_eq!(r.code(), Some(0), "{r}");
+    let r = trace_program(
+        "poll",
+        POLL_PROGRAM,
+        &["-O0", "-pthread"],
+        &["-e", "poll,write"],
+    );
     // Unfinished while the thread writes: what was asked, not the junk in revents.
     assert!(
         r.stderr.lines().any(|l| l.contains(" poll(ufds: [{ .fd: ")
@@ -1270,10 +1269,12 @@ fn rt_sigreturn_shows_the_mask_it_restores() {
     if !bpf_ready("rt_sigreturn_shows_the_mask_it_restores") {
         return;
     }
-    let dir = scratch_dir("sigreturn");
-    let bin = compile(&dir, "sigreturn", SIGRETURN_PROGRAM);
-    let r = run(rtrace().args(["-e", "rt_sigreturn", "--"]).arg(&bin), LIMIT);
-    assert_eq!(r.code(), Some(0), "{r}");
+    let r = trace_program(
+        "sigreturn",
+        SIGRETURN_PROGRAM,
+        &["-O0"],
+        &["-e", "rt_sigreturn"],
+    );
     let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
     assert_eq!(
         find_call(&lines, "rt_sigreturn", "", &r).args,
