@@ -252,6 +252,11 @@ pub fn classify(perf: &Call, rtrace: &Call) -> Class {
             (false, false) => Class::Unsure,
         };
     }
+    // perf's line left unfinished (it never showed the return: rt_sigreturn's) where
+    // rtrace shows it.
+    if perf.ret == "..." && rtrace.ret != "..." {
+        return Class::Better;
+    }
     if perf.ret != rtrace.ret {
         return Class::Format;
     }
@@ -648,6 +653,14 @@ mod tests {
                 &call("newfstatat(dfd: 3</etc/x>, filename: \"\", flag: EMPTY_PATH) = 0"),
             ),
             Class::Format
+        );
+        // perf never showed rt_sigreturn's return; rtrace shows it and the mask.
+        assert_eq!(
+            classify(
+                &call("rt_sigreturn()                         ..."),
+                &call("rt_sigreturn(mask: [USR2])                  = 0"),
+            ),
+            Class::Better
         );
         // A path perf shows as a pointer: perhaps another of the program's calls.
         assert_eq!(
