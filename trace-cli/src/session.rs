@@ -771,6 +771,17 @@ fn sent_ahead<'a>(
     sent.filter(|r| r.nr == nr)?.augmented(bytes?, i)
 }
 
+/// The two fds a pipe or socketpair wrote, when they were read.
+fn fd_pair<'a>(
+    info: &crate::decode::SyscallInfo,
+    read: &dyn Fn(usize) -> Option<Result<Augmented<'a>, ()>>,
+) -> Option<[i32; 2]> {
+    let i = info.beauties.iter().position(|b| *b == Beauty::FdPair)?;
+    let b = whole(read(i))?;
+    let fd = |at: usize| Some(i32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?));
+    Some([fd(0)?, fd(4)?])
+}
+
 /// The call's first string argument (an open's or a chdir's path).
 fn first_string(info: &crate::decode::SyscallInfo) -> Option<usize> {
     info.beauties.iter().position(|b| *b == Beauty::Str)
@@ -853,8 +864,9 @@ impl Printer<'_> {
             if !self.wanted(&rec) {
                 // Not shown, but what it did to the fds still counts.
                 let info = self.catalog.get(rec.nr);
-                let path = first_string(info).and_then(|i| whole(rec.augmented(&item, i)));
-                self.fds.update(&rec, info, path);
+                let read = |i: usize| rec.augmented(&item, i);
+                let path = first_string(info).and_then(|i| whole(read(i)));
+                self.fds.update(&rec, info, path, fd_pair(info, &read));
                 continue;
             }
             // Another thread's call that has not returned yet is shown as unfinished
@@ -886,7 +898,7 @@ impl Printer<'_> {
                     .format_full(&mut self.line, &rec, info, &mem, &fd_path, continued),
             }
             let path = first_string(info).and_then(|i| whole(mem(i)));
-            self.fds.update(&rec, info, path);
+            self.fds.update(&rec, info, path, fd_pair(info, &mem));
             let line = match self.json {
                 Some(_) => &self.json_line[..],
                 None => self.line.as_bytes(),

@@ -1282,3 +1282,59 @@ fn rt_sigreturn_shows_the_mask_it_restores() {
         "{r}"
     );
 }
+
+/// Closes fds in ways other than close: FIOCLEX then an exec, close_range; then a pipe
+/// takes numbers that named files before.
+const FD_REUSE_PROGRAM: &str = r#"
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    if (argc > 1) {
+        int p[2];
+        pipe(p);
+        write(p[1], "x", 1);
+        char c;
+        read(p[0], &c, 1);
+        return 0;
+    }
+    int a = open("/etc/hostname", O_RDONLY);
+    ioctl(a, FIOCLEX);
+    open("/etc/passwd", O_RDONLY);
+    open("/etc/group", O_RDONLY);
+    syscall(SYS_close_range, a + 1, a + 2, 0);
+    fcntl(a + 2, F_GETFD);
+    char *args[] = {argv[0], "child", 0};
+    execv(argv[0], args);
+    return 1;
+}
+"#;
+
+#[test]
+fn fds_closed_without_close_or_reused_by_a_pipe_keep_no_old_path() {
+    if !bpf_ready("fds_closed_without_close_or_reused_by_a_pipe_keep_no_old_path") {
+        return;
+    }
+    let r = trace_program("fdreuse", FD_REUSE_PROGRAM, &["-O0"], &[]);
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    // close_range closed it: no path, and the call fails.
+    let gone = find_call(&lines, "fcntl", "cmd: GETFD", &r);
+    assert!(
+        !gone.args.contains('<') && gone.ret.contains("EBADF"),
+        "{r}"
+    );
+    // The exec closed the FIOCLEX fd; the pipe then took its number and the next.
+    let pipe = find_call(&lines, "pipe2", "fildes: [", &r);
+    let write = find_call(&lines, "write", "count: 1", &r);
+    let read = lines
+        .iter()
+        .rfind(|l| l.name == "read")
+        .unwrap_or_else(|| panic!("no read{r}"));
+    assert!(pipe.args.starts_with("fildes: [3, 4]"), "{r}");
+    assert!(
+        write.args.starts_with("fd: 4,") && read.args.starts_with("fd: 3,"),
+        "{r}"
+    );
+}

@@ -29,6 +29,44 @@ pub const CWD_CALLS: &[&str] = &[
 ];
 
 const OPENS: &[&str] = &["open", "openat", "openat2", "creat"];
+/// Calls that return a new fd of something without a path rtrace can name (a socket, an
+/// eventfd, a pidfd…): the number is reused, so what rtrace knew of it is gone.
+const NEW_FDS: &[&str] = &[
+    "socket",
+    "accept",
+    "accept4",
+    "eventfd",
+    "eventfd2",
+    "epoll_create",
+    "epoll_create1",
+    "signalfd",
+    "signalfd4",
+    "timerfd_create",
+    "inotify_init",
+    "inotify_init1",
+    "fanotify_init",
+    "memfd_create",
+    "memfd_secret",
+    "pidfd_open",
+    "pidfd_getfd",
+    "userfaultfd",
+    "perf_event_open",
+    "io_uring_setup",
+    "open_by_handle_at",
+    "open_tree",
+    "fsopen",
+    "fsmount",
+    "fspick",
+    "mq_open",
+    "landlock_create_ruleset",
+];
+/// Calls that write two new fds into the caller's memory.
+const NEW_FD_PAIRS: &[&str] = &["pipe", "pipe2", "socketpair"];
+/// ioctl's FIOCLEX and FIONCLEX: an fd's close-on-exec flag, as F_SETFD sets it.
+const FIOCLEX: u64 = 0x5451;
+const FIONCLEX: u64 = 0x5450;
+/// close_range's flag that marks the fds close-on-exec instead of closing them.
+const CLOSE_RANGE_CLOEXEC: u64 = 4;
 const DUPS: &[&str] = &["dup", "dup2", "dup3"];
 const FORKS: &[&str] = &["clone", "clone3", "fork", "vfork"];
 const AT_FDCWD: i32 = -100;
@@ -137,18 +175,25 @@ fn fd_link(pid: u32, fd: i32) -> Path {
 static INHERITED: std::sync::OnceLock<Vec<(i32, Box<[u8]>)>> = std::sync::OnceLock::new();
 
 pub fn snapshot_inherited_fds() {
-    let me = std::process::id();
-    let fds = Process::myself()
+    let _ = INHERITED.set(open_fds());
+}
+
+/// This process's open fds and what they refer to. The numbers are listed first and the
+/// listing closed: the /proc directories it held open are not fds of the process
+/// (they were taken as inherited fds named `/proc/<pid>/fd`), and their numbers no longer
+/// read. Each link is read by path, which holds no fd.
+fn open_fds() -> Vec<(i32, Box<[u8]>)> {
+    let numbers: Vec<i32> = Process::myself()
         .and_then(|p| p.fd())
-        .map(|fds| {
-            fds.filter_map(|f| {
-                let fd = f.ok()?.fd;
-                Some((fd, fd_link(me, fd)?))
-            })
-            .collect()
-        })
+        .map(|fds| fds.filter_map(|f| Some(f.ok()?.fd)).collect())
         .unwrap_or_default();
-    let _ = INHERITED.set(fds);
+    numbers
+        .into_iter()
+        .filter_map(|fd| {
+            let link = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
+            Some((fd, link.into_os_string().into_encoded_bytes().into()))
+        })
+        .collect()
 }
 
 /// Whether `pid` has rtrace's root directory and mount namespace.
@@ -288,7 +333,16 @@ impl FdTable {
 
     /// Follows what the call did to the fd table and the working directory, once its
     /// line is printed (or left out). `path_arg` is the call's first string argument.
-    pub fn update(&mut self, rec: &SyscallRecord, info: &SyscallInfo, path_arg: Option<&[u8]>) {
+    /// What the call `rec` did to `rec.pid`'s fds and working directory. `path_arg`: its
+    /// first string argument, read whole; `pair`: the two fds a pipe or socketpair
+    /// wrote, when they could be read.
+    pub fn update(
+        &mut self,
+        rec: &SyscallRecord,
+        info: &SyscallInfo,
+        path_arg: Option<&[u8]>,
+        pair: Option<[i32; 2]>,
+    ) {
         let name = info.name.as_str();
         if self.enabled && name == "exit_group" {
             // It never returns: its entry is the end of the process.
@@ -312,6 +366,48 @@ impl FdTable {
         if name == "close" && ret == 0 {
             self.paths.remove(&(rec.pid, fd0));
             self.cloexec.remove(&(rec.pid, fd0));
+        } else if name == "close_range" && ret == 0 {
+            let (first, last) = (rec.args[0] as u32, rec.args[1] as u32);
+            let pid = rec.pid;
+            let in_range = |fd: i32| (first..=last).contains(&(fd as u32));
+            if rec.args[2] & CLOSE_RANGE_CLOEXEC != 0 {
+                let marked: Vec<(u32, i32)> = self
+                    .paths
+                    .keys()
+                    .filter(|(p, fd)| *p == pid && in_range(*fd))
+                    .copied()
+                    .collect();
+                self.cloexec.extend(marked);
+            } else {
+                self.paths.retain(|(p, fd), _| *p != pid || !in_range(*fd));
+                self.cloexec.retain(|(p, fd)| *p != pid || !in_range(*fd));
+            }
+        } else if NEW_FDS.contains(&name) && ret >= 0 {
+            self.set_fd(rec.pid, ret as i32, None, false);
+        } else if NEW_FD_PAIRS.contains(&name) && ret == 0 {
+            match pair {
+                Some(fds) => {
+                    for fd in fds {
+                        self.set_fd(rec.pid, fd, None, false);
+                    }
+                }
+                // Which two numbers it took is not known: none of this process's
+                // paths can be trusted any more.
+                None => {
+                    let pid = rec.pid;
+                    self.paths.retain(|(p, _), _| *p != pid);
+                    self.cloexec.retain(|(p, _)| *p != pid);
+                }
+            }
+        } else if name == "ioctl"
+            && ret == 0
+            && matches!(rec.args[1] & 0xffff_ffff, FIOCLEX | FIONCLEX)
+        {
+            if rec.args[1] & 0xffff_ffff == FIOCLEX {
+                self.cloexec.insert((rec.pid, fd0));
+            } else {
+                self.cloexec.remove(&(rec.pid, fd0));
+            }
         } else if name.starts_with("execve") && ret == 0 {
             // The new program starts without the close-on-exec fds.
             let pid = rec.pid;
@@ -487,16 +583,17 @@ mod tests {
                 ("flags", "int"),
             ],
         );
-        t.update(&rec([0; 6], 3), &openat, Some(b"/etc/hostname"));
+        t.update(&rec([0; 6], 3), &openat, Some(b"/etc/hostname"), None);
         assert_eq!(t.path(4_000_000, 3), Some(&b"/etc/hostname"[..]));
         t.update(
             &rec([3, 0, 0, 0, 0, 0], 7),
             &info("dup", &[("fildes", "unsigned int")]),
             None,
+            None,
         );
         assert_eq!(t.path(4_000_000, 7), Some(&b"/etc/hostname"[..]));
         let close = info("close", &[("fd", "unsigned int")]);
-        t.update(&rec([3, 0, 0, 0, 0, 0], 0), &close, None);
+        t.update(&rec([3, 0, 0, 0, 0, 0], 0), &close, None, None);
         assert_eq!(t.path(4_000_000, 3), None);
         assert_eq!(t.path(4_000_000, 7), Some(&b"/etc/hostname"[..]));
         // An fd never seen is not known (never looked up in /proc late).
@@ -505,10 +602,93 @@ mod tests {
     }
 
     #[test]
+    fn a_new_fd_without_a_path_replaces_what_was_known_of_its_number() {
+        let mut t = FdTable::new(true, true);
+        let openat = info("openat", &[("dfd", "int"), ("filename", "const char *")]);
+        let pid = 4_000_000;
+        for fd in [3, 4, 5] {
+            t.update(&rec([0; 6], fd), &openat, Some(b"/etc/hostname"), None);
+        }
+        // A pipe's two fds, as it wrote them; then a socket.
+        let pipe2 = info("pipe2", &[("fildes", "int *"), ("flags", "int")]);
+        t.update(&rec([0; 6], 0), &pipe2, None, Some([3, 4]));
+        assert_eq!((t.path(pid, 3), t.path(pid, 4)), (None, None));
+        assert_eq!(t.path(pid, 5), Some(&b"/etc/hostname"[..]));
+        let socket = info("socket", &[("family", "int"), ("type", "int")]);
+        t.update(&rec([0; 6], 5), &socket, None, None);
+        assert_eq!(t.path(pid, 5), None);
+        // A pipe whose fds could not be read: nothing of the process is trusted.
+        t.update(&rec([0; 6], 6), &openat, Some(b"/etc/passwd"), None);
+        t.update(&rec([0; 6], 0), &pipe2, None, None);
+        assert_eq!(t.path(pid, 6), None);
+    }
+
+    #[test]
+    fn close_range_and_fioclex_are_followed() {
+        let mut t = FdTable::new(true, true);
+        let openat = info("openat", &[("dfd", "int"), ("filename", "const char *")]);
+        let pid = 4_000_000;
+        for fd in [3, 4, 5, 9] {
+            t.update(&rec([0; 6], fd), &openat, Some(b"/etc/hostname"), None);
+        }
+        let close_range = info(
+            "close_range",
+            &[
+                ("fd", "unsigned int"),
+                ("max_fd", "unsigned int"),
+                ("flags", "unsigned int"),
+            ],
+        );
+        t.update(&rec([4, 5, 0, 0, 0, 0], 0), &close_range, None, None);
+        assert_eq!(t.path(pid, 3), Some(&b"/etc/hostname"[..]));
+        assert_eq!((t.path(pid, 4), t.path(pid, 5)), (None, None));
+        // CLOSE_RANGE_CLOEXEC and FIOCLEX mark; an exec then closes.
+        t.update(
+            &rec([9, u32::MAX as u64, 4, 0, 0, 0], 0),
+            &close_range,
+            None,
+            None,
+        );
+        let ioctl = info("ioctl", &[("fd", "unsigned int"), ("cmd", "unsigned int")]);
+        t.update(&rec([3, FIOCLEX, 0, 0, 0, 0], 0), &ioctl, None, None);
+        assert_eq!(t.path(pid, 9), Some(&b"/etc/hostname"[..]));
+        let execve = info("execve", &[("filename", "const char *")]);
+        t.update(&rec([0; 6], 0), &execve, Some(b"/bin/true"), None);
+        assert_eq!((t.path(pid, 3), t.path(pid, 9)), (None, None));
+    }
+
+    /// Run alone by the test below (other tests of this process open files meanwhile).
+    #[test]
+    #[ignore = "run by the_fds_listed_are_the_process_own_not_the_listing, in a process of its own"]
+    fn open_fds_alone() {
+        let me = std::process::id();
+        let fds = open_fds();
+        assert!(!fds.is_empty());
+        for (fd, path) in &fds {
+            assert!(
+                !path.starts_with(format!("/proc/{me}").as_bytes()),
+                "fd {fd}: {}",
+                String::from_utf8_lossy(path)
+            );
+        }
+    }
+
+    #[test]
+    fn the_fds_listed_are_the_process_own_not_the_listing() {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "decode::fd_table::tests::open_fds_alone"])
+            .args(["--ignored", "--test-threads=1", "--nocapture"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success() && text.contains("1 passed"), "{text}");
+    }
+
+    #[test]
     fn disabled_learns_nothing() {
         let mut t = FdTable::new(false, true);
         let openat = info("openat", &[("dfd", "int"), ("filename", "const char *")]);
-        t.update(&rec([0; 6], 3), &openat, Some(b"/x"));
+        t.update(&rec([0; 6], 3), &openat, Some(b"/x"), None);
         assert_eq!(t.path(4_000_000, 3), None);
     }
 
@@ -550,7 +730,7 @@ mod tests {
         let clone = info("clone", &[("clone_flags", "unsigned long")]);
         let mut r = rec([0x11, 0, 0, 0, 0, 0], 4_000_001);
         r.pid = me;
-        t.update(&r, &clone, None);
+        t.update(&r, &clone, None, None);
         assert!(
             t.path(4_000_001, f.as_raw_fd())
                 .unwrap()
@@ -606,24 +786,36 @@ mod tests {
             &rec([CWD, 0, 0, 0, 0, 0], 5),
             &openat(),
             Some(b"/usr/share/doc"),
+            None,
         );
-        t.update(&rec([5, 0, 0, 0, 0, 0], 6), &openat(), Some(b"libelf1"));
+        t.update(
+            &rec([5, 0, 0, 0, 0, 0], 6),
+            &openat(),
+            Some(b"libelf1"),
+            None,
+        );
         assert_eq!(t.path(PID, 6), Some(&b"/usr/share/doc/libelf1"[..]));
-        t.update(&rec([6, 0, 0, 0, 0, 0], 7), &openat(), Some(b"./copyright"));
+        t.update(
+            &rec([6, 0, 0, 0, 0, 0], 7),
+            &openat(),
+            Some(b"./copyright"),
+            None,
+        );
         assert_eq!(
             t.path(PID, 7),
             Some(&b"/usr/share/doc/libelf1/copyright"[..])
         );
-        t.update(&rec([6, 0, 0, 0, 0, 0], 8), &openat(), Some(b"."));
+        t.update(&rec([6, 0, 0, 0, 0, 0], 8), &openat(), Some(b"."), None);
         assert_eq!(t.path(PID, 8), Some(&b"/usr/share/doc/libelf1"[..]));
         // A directory fd whose path is not known gives no path, never a partial one.
-        t.update(&rec([9, 0, 0, 0, 0, 0], 10), &openat(), Some(b"x"));
+        t.update(&rec([9, 0, 0, 0, 0, 0], 10), &openat(), Some(b"x"), None);
         assert_eq!(t.path(PID, 10), None);
         // And dups take the right name.
         let fcntl = info("fcntl", &[("fd", "unsigned int"), ("cmd", "unsigned int")]);
         t.update(
             &rec([6, libc::F_DUPFD_CLOEXEC as u64, 0, 0, 0, 0], 11),
             &fcntl,
+            None,
             None,
         );
         assert_eq!(t.path(PID, 11), Some(&b"/usr/share/doc/libelf1"[..]));
@@ -634,8 +826,8 @@ mod tests {
         let mut t = FdTable::new(true, true);
         let o = openat();
         let cloexec = libc::O_CLOEXEC as u64;
-        t.update(&rec([CWD, 0, cloexec, 0, 0, 0], 3), &o, Some(b"/a"));
-        t.update(&rec([CWD, 0, 0, 0, 0, 0], 4), &o, Some(b"/b"));
+        t.update(&rec([CWD, 0, cloexec, 0, 0, 0], 3), &o, Some(b"/a"), None);
+        t.update(&rec([CWD, 0, 0, 0, 0, 0], 4), &o, Some(b"/b"), None);
         let fcntl = info(
             "fcntl",
             &[
@@ -648,17 +840,28 @@ mod tests {
             &rec([4, libc::F_DUPFD_CLOEXEC as u64, 10, 0, 0, 0], 10),
             &fcntl,
             None,
+            None,
         );
-        t.update(&rec([4, libc::F_SETFD as u64, 1, 0, 0, 0], 0), &fcntl, None);
-        t.update(&rec([4, libc::F_SETFD as u64, 0, 0, 0, 0], 0), &fcntl, None);
+        t.update(
+            &rec([4, libc::F_SETFD as u64, 1, 0, 0, 0], 0),
+            &fcntl,
+            None,
+            None,
+        );
+        t.update(
+            &rec([4, libc::F_SETFD as u64, 0, 0, 0, 0], 0),
+            &fcntl,
+            None,
+            None,
+        );
         let execve = info("execve", &[("filename", "const char *")]);
-        t.update(&rec([0; 6], -2), &execve, Some(b"/nope"));
+        t.update(&rec([0; 6], -2), &execve, Some(b"/nope"), None);
         assert_eq!(
             t.path(PID, 3),
             Some(&b"/a"[..]),
             "a failed exec closes nothing"
         );
-        t.update(&rec([0; 6], 0), &execve, Some(b"/bin/true"));
+        t.update(&rec([0; 6], 0), &execve, Some(b"/bin/true"), None);
         assert_eq!(t.path(PID, 3), None);
         assert_eq!(t.path(PID, 10), None);
         assert_eq!(t.path(PID, 4), Some(&b"/b"[..]), "its CLOEXEC was cleared");
@@ -667,7 +870,12 @@ mod tests {
     #[test]
     fn a_relative_open_without_a_known_directory_has_no_path() {
         let mut t = FdTable::new(true, true);
-        t.update(&rec([CWD, 0, 0, 0, 0, 0], 5), &openat(), Some(b"libelf1"));
+        t.update(
+            &rec([CWD, 0, 0, 0, 0, 0], 5),
+            &openat(),
+            Some(b"libelf1"),
+            None,
+        );
         assert_eq!(t.path(PID, 5), None);
         // Nor when the working directory is not followed (chdir not traced).
         let mut t = FdTable::new(true, false);
@@ -679,7 +887,7 @@ mod tests {
             fds: Some(Vec::new()),
             same_view: false,
         }]);
-        t.update(&rec([CWD, 0, 0, 0, 0, 0], 5), &openat(), Some(b"f"));
+        t.update(&rec([CWD, 0, 0, 0, 0, 0], 5), &openat(), Some(b"f"), None);
         assert_eq!(t.path(PID, 5), None);
     }
 
@@ -688,35 +896,39 @@ mod tests {
         let chdir = info("chdir", &[("filename", "const char *")]);
         let mut t = seeded(b"/home/u");
         // Ended before /proc was read: already in the seed.
-        t.update(&at(10, 20, [0; 6], 0), &chdir, Some(b"src"));
+        t.update(&at(10, 20, [0; 6], 0), &chdir, Some(b"src"), None);
         t.update(
             &at(200, 210, [CWD, 0, 0, 0, 0, 0], 3),
             &openat(),
             Some(b"f"),
+            None,
         );
         assert_eq!(t.path(PID, 3), Some(&b"/home/u/f"[..]));
         // Began after: followed.
-        t.update(&at(300, 310, [0; 6], 0), &chdir, Some(b"src"));
+        t.update(&at(300, 310, [0; 6], 0), &chdir, Some(b"src"), None);
         t.update(
             &at(400, 410, [CWD, 0, 0, 0, 0, 0], 4),
             &openat(),
             Some(b"f"),
+            None,
         );
         assert_eq!(t.path(PID, 4), Some(&b"/home/u/src/f"[..]));
-        t.update(&at(500, 510, [0; 6], 0), &chdir, Some(b"/etc"));
+        t.update(&at(500, 510, [0; 6], 0), &chdir, Some(b"/etc"), None);
         t.update(
             &at(600, 610, [CWD, 0, 0, 0, 0, 0], 5),
             &openat(),
             Some(b"passwd"),
+            None,
         );
         assert_eq!(t.path(PID, 5), Some(&b"/etc/passwd"[..]));
         // fchdir to a known fd.
         let fchdir = info("fchdir", &[("fd", "unsigned int")]);
-        t.update(&at(700, 710, [4, 0, 0, 0, 0, 0], 0), &fchdir, None);
+        t.update(&at(700, 710, [4, 0, 0, 0, 0, 0], 0), &fchdir, None, None);
         t.update(
             &at(800, 810, [CWD, 0, 0, 0, 0, 0], 6),
             &openat(),
             Some(b"g"),
+            None,
         );
         assert_eq!(t.path(PID, 6), Some(&b"/home/u/src/f/g"[..]));
     }
@@ -725,11 +937,12 @@ mod tests {
     fn a_chdir_during_the_read_leaves_the_directory_unknown() {
         let chdir = info("chdir", &[("filename", "const char *")]);
         let mut t = seeded(b"/home/u");
-        t.update(&at(90, 105, [0; 6], 0), &chdir, Some(b"src"));
+        t.update(&at(90, 105, [0; 6], 0), &chdir, Some(b"src"), None);
         t.update(
             &at(200, 210, [CWD, 0, 0, 0, 0, 0], 3),
             &openat(),
             Some(b"f"),
+            None,
         );
         assert_eq!(t.path(PID, 3), None);
     }
@@ -738,15 +951,16 @@ mod tests {
     fn a_child_starts_in_its_parents_directory() {
         let clone = info("clone", &[("clone_flags", "unsigned long")]);
         let mut t = seeded(b"/srv");
-        t.update(&at(200, 210, [0x11, 0, 0, 0, 0, 0], 77), &clone, None);
+        t.update(&at(200, 210, [0x11, 0, 0, 0, 0, 0], 77), &clone, None, None);
         let mut child = at(300, 310, [CWD, 0, 0, 0, 0, 0], 3);
         child.pid = 77;
-        t.update(&child, &openat(), Some(b"data"));
+        t.update(&child, &openat(), Some(b"data"), None);
         assert_eq!(t.path(77, 3), Some(&b"/srv/data"[..]));
         // A thread is not a new process.
         t.update(
             &at(400, 410, [libc::CLONE_THREAD as u64, 0, 0, 0, 0, 0], 78),
             &clone,
+            None,
             None,
         );
         assert!(!t.cwds.contains_key(&78));
@@ -754,15 +968,15 @@ mod tests {
         let chdir = info("chdir", &[("filename", "const char *")]);
         let mut c = at(520, 530, [0; 6], 0);
         c.pid = 79;
-        t.update(&c, &chdir, Some(b"/var"));
-        t.update(&at(500, 540, [0x11, 0, 0, 0, 0, 0], 79), &clone, None);
+        t.update(&c, &chdir, Some(b"/var"), None);
+        t.update(&at(500, 540, [0x11, 0, 0, 0, 0, 0], 79), &clone, None, None);
         assert_eq!(t.cwd(79), Some(&b"/var"[..]));
         // exit_group forgets the process.
         let exit = info("exit_group", &[("error_code", "int")]);
         let mut e = at(600, 0, [0; 6], 0);
         e.flags = REC_HAS_ENTRY;
         e.pid = 77;
-        t.update(&e, &exit, None);
+        t.update(&e, &exit, None, None);
         assert!(t.cwd(77).is_none());
     }
 }

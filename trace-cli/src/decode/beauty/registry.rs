@@ -198,6 +198,7 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
         Beauty::Stat,
     ),
     (&["pipe", "pipe2"], "fildes", Beauty::FdPair),
+    (&["socketpair"], "usockvec", Beauty::FdPair),
     (&["wait4"], "stat_addr", Beauty::WaitStatus),
     (
         &["getsockname", "getpeername"],
