@@ -1283,8 +1283,8 @@ fn rt_sigreturn_shows_the_mask_it_restores() {
     );
 }
 
-/// Closes fds in ways other than close: FIOCLEX then an exec, close_range; then a pipe
-/// takes numbers that named files before.
+/// Asks about fds it was not given; closes fds in ways other than close (FIOCLEX then
+/// an exec, close_range); then a pipe takes numbers that named files before.
 const FD_REUSE_PROGRAM: &str = r#"
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -1300,6 +1300,9 @@ int main(int argc, char **argv) {
         read(p[0], &c, 1);
         return 0;
     }
+    /* Not open: rtrace's own listing of its fds at start is not inherited. */
+    fcntl(3, F_GETFD);
+    fcntl(4, F_GETFD);
     int a = open("/etc/hostname", O_RDONLY);
     ioctl(a, FIOCLEX);
     open("/etc/passwd", O_RDONLY);
@@ -1319,10 +1322,17 @@ fn fds_closed_without_close_or_reused_by_a_pipe_keep_no_old_path() {
     }
     let r = trace_program("fdreuse", FD_REUSE_PROGRAM, &["-O0"], &[]);
     let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
-    // close_range closed it: no path, and the call fails.
-    let gone = find_call(&lines, "fcntl", "cmd: GETFD", &r);
+    // Not open at start (not rtrace's listing of its own fds), then closed by
+    // close_range: no path, and each call fails.
+    let getfds: Vec<_> = lines
+        .iter()
+        .filter(|l| l.name == "fcntl" && l.args.ends_with("cmd: GETFD"))
+        .collect();
+    assert_eq!(getfds.len(), 3, "{r}");
     assert!(
-        !gone.args.contains('<') && gone.ret.contains("EBADF"),
+        getfds
+            .iter()
+            .all(|l| !l.args.contains('<') && l.ret.contains("EBADF")),
         "{r}"
     );
     // The exec closed the FIOCLEX fd; the pipe then took its number and the next.
