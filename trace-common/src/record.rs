@@ -107,13 +107,15 @@ pub struct Augmented<'a> {
     pub cut: bool,
 }
 
-/// What `sys_enter` keeps, per thread, until the matching `sys_exit`.
+/// What `sys_enter` keeps, per thread, until the matching `sys_exit` (in the task's own
+/// storage, which outlives the call: `enter_ns` 0 says no call is in progress).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct InflightCall {
     pub nr: u32,
     /// The syscall's `maps::CLASS_*` bits, looked up at entry.
     pub class: u32,
+    /// When the call began (`bpf_ktime_get_ns`, never 0), or 0: none in progress.
     pub enter_ns: u64,
     pub args: [u64; 6],
 }

@@ -16,7 +16,7 @@ use trace_common::maps::{
 use crate::{
     maps::{
         EXEC_FILENAME_OFF, EXEC_OLD_PID_OFF, EXIT_GROUP_DEAD_OFF, FORK_CHILD_PID_OFF, FORK_HANDOFF,
-        GROUP_EXIT_BY, INFLIGHT, INHERIT, KEY_BY_TID, PIDNS_INO, PIDS_FILTERED, PIDS_TO_TRACE,
+        GROUP_EXIT_BY, INHERIT, KEY_BY_TID, PIDNS_INO, PIDS_FILTERED, PIDS_TO_TRACE,
         SIGNAL_LIVE_OFF, TASK_SIGNAL_OFF, TRACE_ALL, bump, handoffs_bump, handoffs_waiting,
     },
     task::{Ids, current_ids},
@@ -79,7 +79,6 @@ pub fn sched_process_exit(ctx: TracePointContext) -> u32 {
 #[inline(always)]
 fn on_task_exit(ctx: &TracePointContext) -> Option<()> {
     let kernel_tid = bpf_get_current_pid_tgid() as u32;
-    let _ = INFLIGHT.remove(kernel_tid);
     if handoffs_waiting() && FORK_HANDOFF.remove(kernel_tid).is_ok() {
         handoffs_bump(HANDOFFS_SETTLED);
     }
@@ -175,16 +174,10 @@ fn on_exec(ctx: &TracePointContext) -> Option<()> {
 
 /// A thread other than the leader exec'd: the kernel has killed the old leader and
 /// given this thread the leader's tid. What was kept under its old tid moves to the new
-/// one, so that execve's exit finds its entry, and nothing is left under a tid that
-/// the next task to get it would inherit.
+/// one, and nothing is left under a tid that the next task to get it would inherit
+/// (execve's entry is in the task's own storage, which needs no move).
 #[inline(always)]
 fn took_over_leader(old_tid: u32, kernel_tid: u32) {
-    if let Some(call) = INFLIGHT.get_ptr(old_tid) {
-        // SAFETY: a live map value, copied before the delete.
-        let call = unsafe { *call };
-        let _ = INFLIGHT.insert(kernel_tid, call, 0);
-        let _ = INFLIGHT.remove(old_tid);
-    }
     // Keyed by thread (-t, --no-inherit): the thread is still the target under its new
     // tid. Both numbers are the kernel's, which are rtrace's only in the initial pid
     // namespace.

@@ -19,6 +19,7 @@ mod regs;
 mod summary;
 mod syscalls;
 mod task;
+mod task_storage;
 
 #[cfg(not(test))]
 #[panic_handler]

@@ -2,7 +2,7 @@
 
 use aya_ebpf::{
     Global,
-    macros::map,
+    macros::{btf_map, map},
     maps::{Array, HashMap, PerCpuArray, RingBuf},
 };
 use trace_common::{
@@ -12,6 +12,8 @@ use trace_common::{
     },
     record::InflightCall,
 };
+
+use crate::task_storage::TaskStorage;
 
 #[map(name = "pids_to_trace")]
 pub static PIDS_TO_TRACE: HashMap<u32, u32> = HashMap::with_max_entries(PID_MAP_ENTRIES, 0);
@@ -23,9 +25,9 @@ pub static PIDS_FILTERED: HashMap<u32, u32> = HashMap::with_max_entries(PID_MAP_
 #[map(name = "events")]
 pub static EVENTS: RingBuf = RingBuf::with_byte_size(8 << 20, 0);
 
-/// Per thread (kernel tid): the syscall it is in, from sys_enter to sys_exit.
-#[map(name = "inflight")]
-pub static INFLIGHT: HashMap<u32, InflightCall> = HashMap::with_max_entries(16384, 0);
+/// Per thread: the syscall it is in, from sys_enter to sys_exit.
+#[btf_map(name = "inflight")]
+pub static INFLIGHT: TaskStorage<InflightCall> = TaskStorage::new();
 
 /// Forked children of traced tasks (kernel tid -> the parent's flags), waiting for the
 /// child's first return to user space, where its pid in rtrace's namespace is known.

@@ -104,18 +104,19 @@ fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
         emit(REC_HAS_ENTRY, nr, &ids, now, 0, &args, 0);
         return Some(());
     }
-    let kernel_tid = bpf_get_current_pid_tgid() as u32;
-    let call = InflightCall {
+    let Some(call) = INFLIGHT.current(true) else {
+        // No storage for the entry: report the call now rather than lose it.
+        summary::account(&ids, nr, 0, 0, true, false);
+        emit(REC_HAS_ENTRY, nr, &ids, now, 0, &args, 0);
+        return Some(());
+    };
+    *call = InflightCall {
         nr,
         class,
         enter_ns: now,
         args,
     };
-    if INFLIGHT.insert(kernel_tid, call, 0).is_err() {
-        // No room to keep the entry: report the call now rather than lose it.
-        summary::account(&ids, nr, 0, 0, true, false);
-        emit(REC_HAS_ENTRY, nr, &ids, now, 0, &args, 0);
-    } else if class & CLASS_BLOCKING != 0 {
+    if class & CLASS_BLOCKING != 0 {
         emit_pending(nr, &ids, now, &args);
     }
     Some(())
@@ -144,10 +145,11 @@ fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
     // TP_PROTO(struct pt_regs *regs, long ret)
     let ret = ctx.arg::<i64>(1);
     let kernel_tid = bpf_get_current_pid_tgid() as u32;
-    if let Some(call) = INFLIGHT.get_ptr(kernel_tid) {
-        // SAFETY: a live map value; copied out before the delete below.
-        let call = unsafe { *call };
-        let _ = INFLIGHT.remove(kernel_tid);
+    if let Some(slot) = INFLIGHT.current(false)
+        && slot.enter_ns != 0
+    {
+        let call = *slot;
+        slot.enter_ns = 0;
         let ids = current_ids()?;
         let now = now_ns();
         summary::account(

@@ -12,11 +12,14 @@ use trace_common::maps::{GROUP_EXIT_FIELD, GROUP_EXIT_LEADER, GROUP_EXIT_LIVE};
 
 use super::btf::{Btf, GroupLiveOffsets};
 
-/// The oldest kernel with everything rtrace needs (the BPF ring buffer came last).
-pub const MIN_KERNEL: &str = "5.8";
+/// The oldest kernel with everything rtrace needs (task-local storage for tracing
+/// programs came last).
+pub const MIN_KERNEL: &str = "5.12";
 
 #[derive(Debug, Error)]
-#[error("this kernel lacks {what} (rtrace needs Linux {MIN_KERNEL} or later, with BPF enabled)")]
+#[error(
+    "this kernel lacks {what} (rtrace needs Linux {MIN_KERNEL} or later, with BPF and BTF enabled)"
+)]
 pub struct Missing {
     what: &'static str,
 }
@@ -29,7 +32,7 @@ struct Required {
     probe: fn() -> bool,
 }
 
-const REQUIRED: [Required; 4] = [
+const REQUIRED: [Required; 6] = [
     Required {
         what: "raw tracepoint BPF programs",
         only_in_pidns: false,
@@ -49,6 +52,23 @@ const REQUIRED: [Required; 4] = [
                 BpfHelper::BPF_FUNC_probe_read_kernel,
             )
             .unwrap_or(false)
+        },
+    },
+    Required {
+        what: "BTF (/sys/kernel/btf/vmlinux)",
+        only_in_pidns: false,
+        probe: || std::path::Path::new("/sys/kernel/btf/vmlinux").exists(),
+    },
+    Required {
+        what: "task-local storage for tracing programs (BPF_MAP_TYPE_TASK_STORAGE)",
+        only_in_pidns: false,
+        probe: || {
+            is_map_supported(MapType::TaskStorage).unwrap_or(false)
+                && is_helper_supported(
+                    ProgramType::RawTracePoint,
+                    BpfHelper::BPF_FUNC_task_storage_get,
+                )
+                .unwrap_or(false)
         },
     },
     Required {
@@ -83,12 +103,6 @@ pub fn report() -> String {
         let what = r.what.split(" (").next().unwrap_or(r.what);
         out.push_str(&format!("\n  {what}: {found}"));
     }
-    let btf = if std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
-        "yes"
-    } else {
-        "no"
-    };
-    out.push_str(&format!("\n  BTF (/sys/kernel/btf/vmlinux): {btf}"));
     out
 }
 

@@ -121,6 +121,9 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .map_max_entries(trace_common::stats::SYSCALL_STATS, s.summary_entries)
         .map_max_entries(trace_common::stats::ERRNO_STATS, s.summary_entries)
         .map_max_entries(trace_common::stats::TASK_COMM, s.summary_entries)
+        // `inflight` is task-local storage, which only the programs use: aya creates it
+        // but has no user-space type for it.
+        .allow_unsupported_maps()
         .load(OBJECT)
         .map_err(LoadError::Load)?;
     // Verify every program now, before anything is attached or forked.
