@@ -43,6 +43,7 @@ use crate::{
     },
     kernel::{
         bpf_log::{self, StderrLines},
+        btf::{Btf, BtfError, GroupLiveOffsets, LifecycleOffsets},
         features::{self, GroupExit, Missing},
         loader::{self, LoadError, Settings},
         map_ops::PidMapFd,
@@ -74,6 +75,8 @@ pub enum SessionError {
     Tracefs(#[from] TracefsError),
     #[error(transparent)]
     Kernel(#[from] Missing),
+    #[error("reading the kernel's BTF: {0}")]
+    Btf(#[from] BtfError),
     #[error(transparent)]
     Load(#[from] LoadError),
     #[error(transparent)]
@@ -112,18 +115,23 @@ fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> SessionError {
 pub fn run(cfg: Config) -> Result<i32, SessionError> {
     privilege::check()?;
     let tracefs = Tracefs::find_or_mount()?;
-    let fork_off = tracefs.require_field_offset("sched", "sched_process_fork", "child_pid")?;
-    let exit_off = tracefs.field_offset("sched", "sched_process_exit", "group_dead")?;
-    let exec_off = tracefs.require_field_offset("sched", "sched_process_exec", "filename")?;
-    let exec_old_pid_off =
-        tracefs.require_field_offset("sched", "sched_process_exec", "old_pid")?;
+    // The raw tracepoint passes `group_dead` where its format has the field.
+    let exit_field = tracefs
+        .field_offset("sched", "sched_process_exit", "group_dead")?
+        .is_some();
     let ns = PidNs::current()
         .map_err(io::Error::other)
         .map_err(io_err("reading /proc/self/ns/pid"))?;
     features::require(!ns.is_initial())?;
+    let btf = Btf::from_sys()?;
+    let lifecycle = LifecycleOffsets::find(&btf)?;
     let forced = std::env::var("RTRACE_GROUP_EXIT").ok();
-    let group_exit =
-        features::choose_group_exit(exit_off, features::group_live_offsets, forced.as_deref());
+    let group_exit = features::choose_group_exit(
+        exit_field,
+        || GroupLiveOffsets::find(&btf).ok(),
+        forced.as_deref(),
+    );
+    drop(btf);
     if cfg.verbose > 0 || group_exit == GroupExit::Leader {
         say!(
             "rtrace: a process ends with its last thread, told by {}",
@@ -147,10 +155,8 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         inherit: cfg.inherit,
         key_by_tid,
         pidns: (!ns.is_initial()).then_some((ns.dev, ns.ino)),
-        fork_child_pid_off: fork_off,
+        lifecycle,
         group_exit,
-        exec_filename_off: exec_off,
-        exec_old_pid_off,
         ring_bytes: cfg.ring_bytes,
         summary_flags: summary_flags(cfg.summary.as_ref()),
         selective: cfg.selection.is_some(),

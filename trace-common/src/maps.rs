@@ -83,8 +83,8 @@ pub const HANDOFFS_SETTLED: u32 = 1;
 /// `GROUP_EXIT_BY`: the leader's exit stands for the group's (a guess, wrong when the
 /// leader exits before other threads; used only when nothing better is there).
 pub const GROUP_EXIT_LEADER: u32 = 0;
-/// `GROUP_EXIT_BY`: the tracepoint's own `group_dead` field (new kernels: 6.18 has it, 6.12
-/// and 6.1 do not).
+/// `GROUP_EXIT_BY`: the tracepoint's own `group_dead` argument (new kernels: 6.18 has it,
+/// 6.12 and 6.1 do not).
 pub const GROUP_EXIT_FIELD: u32 = 1;
 /// `GROUP_EXIT_BY`: the group's live-thread count, `current->signal->live`, which the
 /// kernel decrements before the tracepoint: 0 means this was the last thread.
@@ -104,28 +104,25 @@ pub mod globals {
     /// kernel's (initial namespace) pids directly.
     pub const PIDNS_DEV: &str = "PIDNS_DEV";
     pub const PIDNS_INO: &str = "PIDNS_INO";
-    /// u32: byte offset of `child_pid` in the `sched_process_fork` record.
-    pub const FORK_CHILD_PID_OFF: &str = "FORK_CHILD_PID_OFF";
+    /// u32: byte offset of `task_struct.pid`, from the kernel's BTF (the child that
+    /// `sched_process_fork` passes).
+    pub const TASK_PID_OFF: &str = "TASK_PID_OFF";
     /// u32: how `sched_process_exit` tells that a task's whole thread group is gone:
     /// one of `GROUP_EXIT_*`.
     pub const GROUP_EXIT_BY: &str = "GROUP_EXIT_BY";
-    /// u32: byte offset of `group_dead` in the `sched_process_exit` record
-    /// (`GROUP_EXIT_FIELD`).
-    pub const EXIT_GROUP_DEAD_OFF: &str = "EXIT_GROUP_DEAD_OFF";
     /// u32 pair: byte offsets of `task_struct.signal` and `signal_struct.live.counter`,
     /// from the kernel's BTF (`GROUP_EXIT_LIVE`).
     pub const TASK_SIGNAL_OFF: &str = "TASK_SIGNAL_OFF";
     pub const SIGNAL_LIVE_OFF: &str = "SIGNAL_LIVE_OFF";
-    /// u32: byte offset of `old_pid` in the `sched_process_exec` record.
-    pub const EXEC_OLD_PID_OFF: &str = "EXEC_OLD_PID_OFF";
     /// u32: 1 when `-C` chose CPUs (see `CPUS`).
     pub const CPU_FILTER: &str = "CPU_FILTER";
     /// u32: 1 when `-e` chose syscalls (see `CLASS_SELECTED`).
     pub const SELECTIVE: &str = "SELECTIVE";
     /// u32: `trace_common::stats::SUMMARY_*` bits: records, aggregation, total, errno.
     pub const SUMMARY_FLAGS: &str = "SUMMARY_FLAGS";
-    /// u32: byte offset of `__data_loc char[] filename` in `sched_process_exec`.
-    pub const EXEC_FILENAME_OFF: &str = "EXEC_FILENAME_OFF";
+    /// u32: byte offset of `linux_binprm.filename`, from the kernel's BTF (the exec that
+    /// `sched_process_exec` passes).
+    pub const BPRM_FILENAME_OFF: &str = "BPRM_FILENAME_OFF";
     /// u32: 1 sends the environment a successful execve's program received (`--envp`).
     pub const EXEC_ENVP: &str = "EXEC_ENVP";
     /// u64: unread bytes in the ring buffer past which a record wakes the reader.

@@ -1,11 +1,13 @@
-//! Keeping the pid maps in step with live tasks, on the classic `sched` tracepoints
-//! (rare events; their record layouts come from tracefs, offsets set by the loader).
+//! Keeping the pid maps in step with live tasks, on the raw `sched` tracepoints (rare
+//! events). Raw, not the classic ones: no record is built for them, and detaching them
+//! does not wait for the grace periods a perf event's release does (~60 ms at every
+//! exit of rtrace). Their arguments are the kernel's own structs; the loader passes
+//! the offsets of the fields read, from the kernel's BTF.
 
 use aya_ebpf::{
-    EbpfContext,
     helpers::{bpf_get_current_pid_tgid, bpf_get_current_task, bpf_probe_read_kernel},
-    macros::tracepoint,
-    programs::TracePointContext,
+    macros::raw_tracepoint,
+    programs::RawTracePointContext,
 };
 use aya_log_ebpf::{debug, warn};
 use trace_common::maps::{
@@ -15,27 +17,32 @@ use trace_common::maps::{
 
 use crate::{
     maps::{
-        EXEC_FILENAME_OFF, EXEC_OLD_PID_OFF, EXIT_GROUP_DEAD_OFF, FORK_CHILD_PID_OFF, FORK_HANDOFF,
-        GROUP_EXIT_BY, INHERIT, KEY_BY_TID, PIDNS_INO, PIDS_FILTERED, PIDS_TO_TRACE,
-        SIGNAL_LIVE_OFF, TASK_SIGNAL_OFF, TRACE_ALL, bump, handoffs_bump, handoffs_waiting,
+        BPRM_FILENAME_OFF, FORK_HANDOFF, GROUP_EXIT_BY, INHERIT, KEY_BY_TID, PIDNS_INO,
+        PIDS_FILTERED, PIDS_TO_TRACE, SIGNAL_LIVE_OFF, TASK_PID_OFF, TASK_SIGNAL_OFF, TRACE_ALL,
+        bump, handoffs_bump, handoffs_waiting,
     },
     task::{Ids, current_ids},
 };
 
-/// Runs in the parent. `child_pid` is the kernel's number for the child, which the
+/// Runs in the parent. The child's `pid` is the kernel's number for it, which the
 /// parent's namespace may number differently, so a traced parent hands the child off
 /// (`fork_handoff`, keyed by the kernel's tid) to its first return to user space
 /// (`syscalls::adopt_forked_child`).
-#[tracepoint(category = "sched", name = "sched_process_fork")]
-pub fn sched_process_fork(ctx: TracePointContext) -> u32 {
+#[raw_tracepoint(tracepoint = "sched_process_fork")]
+pub fn sched_process_fork(ctx: RawTracePointContext) -> i32 {
     let _ = on_fork(&ctx);
     0
 }
 
 #[inline(always)]
-fn on_fork(ctx: &TracePointContext) -> Option<()> {
-    // SAFETY: the offset of `pid_t child_pid` in this tracepoint's record (tracefs).
-    let child = unsafe { ctx.read_at::<i32>(FORK_CHILD_PID_OFF.load() as usize) }.ok()? as u32;
+fn on_fork(ctx: &RawTracePointContext) -> Option<()> {
+    // TP_PROTO(struct task_struct *parent, struct task_struct *child)
+    let task = ctx.arg::<*const u8>(1);
+    // SAFETY: a probe read of the child's `pid_t pid`, at its offset in this kernel's
+    // task_struct; a bad address makes the helper fail, never fault.
+    let child =
+        unsafe { bpf_probe_read_kernel(task.add(TASK_PID_OFF.load() as usize).cast::<i32>()) }
+            .ok()? as u32;
     if PIDNS_INO.load() == 0 {
         // The child's number is new: an entry under it was left by a task that has died
         // since, and must not make this unrelated task a target (or hide it).
@@ -70,14 +77,14 @@ fn on_fork(ctx: &TracePointContext) -> Option<()> {
 }
 
 /// Runs in the exiting task.
-#[tracepoint(category = "sched", name = "sched_process_exit")]
-pub fn sched_process_exit(ctx: TracePointContext) -> u32 {
+#[raw_tracepoint(tracepoint = "sched_process_exit")]
+pub fn sched_process_exit(ctx: RawTracePointContext) -> i32 {
     let _ = on_task_exit(&ctx);
     0
 }
 
 #[inline(always)]
-fn on_task_exit(ctx: &TracePointContext) -> Option<()> {
+fn on_task_exit(ctx: &RawTracePointContext) -> Option<()> {
     let kernel_tid = bpf_get_current_pid_tgid() as u32;
     if handoffs_waiting() && FORK_HANDOFF.remove(kernel_tid).is_ok() {
         handoffs_bump(HANDOFFS_SETTLED);
@@ -97,15 +104,10 @@ fn on_task_exit(ctx: &TracePointContext) -> Option<()> {
 /// its last thread exits, whichever thread that is (the leader may go first, with
 /// `pthread_exit` or when another thread execs).
 #[inline(always)]
-fn group_dead(ctx: &TracePointContext, ids: &Ids) -> bool {
+fn group_dead(ctx: &RawTracePointContext, ids: &Ids) -> bool {
     match GROUP_EXIT_BY.load() {
-        GROUP_EXIT_FIELD => {
-            // SAFETY: the offset of `bool group_dead` in this tracepoint's record.
-            let field = unsafe { ctx.read_at::<u8>(EXIT_GROUP_DEAD_OFF.load() as usize) };
-            if let Ok(v) = field {
-                return v != 0;
-            }
-        }
+        // TP_PROTO(struct task_struct *p, bool group_dead), where the kernel has it.
+        GROUP_EXIT_FIELD => return ctx.arg::<u64>(1) & 0xff != 0,
         GROUP_EXIT_LIVE => {
             if let Some(live) = live_threads() {
                 return live <= 0;
@@ -134,17 +136,17 @@ fn live_threads() -> Option<i32> {
 
 /// Runs in the task that has just exec'd, before execve returns: keeps the path it
 /// exec'd (the kernel's copy) for the execve record.
-#[tracepoint(category = "sched", name = "sched_process_exec")]
-pub fn sched_process_exec(ctx: TracePointContext) -> u32 {
+#[raw_tracepoint(tracepoint = "sched_process_exec")]
+pub fn sched_process_exec(ctx: RawTracePointContext) -> i32 {
     let _ = on_exec(&ctx);
     0
 }
 
 #[inline(always)]
-fn on_exec(ctx: &TracePointContext) -> Option<()> {
+fn on_exec(ctx: &RawTracePointContext) -> Option<()> {
+    // TP_PROTO(struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
     let kernel_tid = bpf_get_current_pid_tgid() as u32;
-    // SAFETY: the offset of `pid_t old_pid` in this tracepoint's record.
-    let old_tid = unsafe { ctx.read_at::<i32>(EXEC_OLD_PID_OFF.load() as usize) }.ok()? as u32;
+    let old_tid = ctx.arg::<u64>(1) as u32;
     if old_tid != kernel_tid {
         debug!(
             ctx,
@@ -163,11 +165,16 @@ fn on_exec(ctx: &TracePointContext) -> Option<()> {
         return None;
     }
     crate::task::target_flags(&ids)?;
-    // SAFETY: `__data_loc char[] filename`: (length << 16) | offset in the record.
-    let loc = unsafe { ctx.read_at::<u32>(EXEC_FILENAME_OFF.load() as usize) }.ok()?;
-    let off = (loc & 0xffff) as usize;
-    // SAFETY: the offset points inside the tracepoint's record.
-    let src = unsafe { (ctx.as_ptr() as *const u8).add(off) };
+    let bprm = ctx.arg::<*const u8>(2);
+    // SAFETY: a probe read of `const char *filename` at its offset in this kernel's
+    // linux_binprm.
+    let src = unsafe {
+        bpf_probe_read_kernel(
+            bprm.add(BPRM_FILENAME_OFF.load() as usize)
+                .cast::<*const u8>(),
+        )
+    }
+    .ok()?;
     crate::augment::keep_exec_file(kernel_tid, src);
     Some(())
 }

@@ -93,19 +93,15 @@ pub static PIDNS_DEV: Global<u64> = Global::new(0);
 #[unsafe(no_mangle)]
 pub static PIDNS_INO: Global<u64> = Global::new(0);
 #[unsafe(no_mangle)]
-pub static FORK_CHILD_PID_OFF: Global<u32> = Global::new(20);
+pub static TASK_PID_OFF: Global<u32> = Global::new(0);
 #[unsafe(no_mangle)]
 pub static GROUP_EXIT_BY: Global<u32> = Global::new(0);
-#[unsafe(no_mangle)]
-pub static EXIT_GROUP_DEAD_OFF: Global<u32> = Global::new(0);
 #[unsafe(no_mangle)]
 pub static TASK_SIGNAL_OFF: Global<u32> = Global::new(0);
 #[unsafe(no_mangle)]
 pub static SIGNAL_LIVE_OFF: Global<u32> = Global::new(0);
 #[unsafe(no_mangle)]
-pub static EXEC_OLD_PID_OFF: Global<u32> = Global::new(0);
-#[unsafe(no_mangle)]
-pub static EXEC_FILENAME_OFF: Global<u32> = Global::new(8);
+pub static BPRM_FILENAME_OFF: Global<u32> = Global::new(0);
 #[unsafe(no_mangle)]
 pub static WAKEUP_BYTES: Global<u64> = Global::new(1 << 20);
 #[unsafe(no_mangle)]

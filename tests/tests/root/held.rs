@@ -47,6 +47,12 @@ fn rtrace_programs() -> Vec<String> {
         .collect()
 }
 
+/// No rtrace program loaded, once those of an rtrace that has just exited are gone: the
+/// kernel frees a detached program after a grace period, a little after its last fd closed.
+fn no_rtrace_programs() -> bool {
+    wait_for(Duration::from_secs(5), || rtrace_programs().is_empty())
+}
+
 fn assert_nothing_left(marker: &str, what: &str) {
     assert!(
         wait_for(Duration::from_secs(5), || rtrace_processes_with(marker)
@@ -55,7 +61,7 @@ fn assert_nothing_left(marker: &str, what: &str) {
         rtrace_processes_with(marker)
     );
     assert!(
-        wait_for(Duration::from_secs(5), || rtrace_programs().is_empty()),
+        no_rtrace_programs(),
         "{what}: BPF programs still loaded: {:?}",
         rtrace_programs()
     );
@@ -66,7 +72,7 @@ fn a_failed_start_leaves_no_held_workload_and_no_bpf() {
     if !bpf_ready("a_failed_start_leaves_no_held_workload_and_no_bpf") {
         return;
     }
-    assert!(rtrace_programs().is_empty(), "another rtrace is running");
+    assert!(no_rtrace_programs(), "another rtrace is running");
     let dir = scratch_dir("failedstart");
     let touched = dir.join("ran");
     let other = Bg::spawn("sleep", &["60"]);
@@ -97,7 +103,7 @@ fn rtrace_killed_during_start_up_takes_its_held_workload_along() {
     if !bpf_ready("rtrace_killed_during_start_up_takes_its_held_workload_along") {
         return;
     }
-    assert!(rtrace_programs().is_empty(), "another rtrace is running");
+    assert!(no_rtrace_programs(), "another rtrace is running");
     for delay_ms in [0u64, 2, 5, 10, 20, 30, 40, 50, 80, 120] {
         // A sleep of a length no other test uses, to find the processes by.
         let marker = format!("3{delay_ms:03}.5");

@@ -10,7 +10,7 @@ use aya::{
 use thiserror::Error;
 use trace_common::maps::{GROUP_EXIT_FIELD, GROUP_EXIT_LEADER, GROUP_EXIT_LIVE};
 
-use super::btf::{Btf, GroupLiveOffsets};
+use super::btf::GroupLiveOffsets;
 
 /// The oldest kernel with everything rtrace needs (task-local storage for tracing
 /// programs came last).
@@ -62,13 +62,14 @@ const REQUIRED: [Required; 6] = [
     Required {
         what: "task-local storage for tracing programs (BPF_MAP_TYPE_TASK_STORAGE)",
         only_in_pidns: false,
+        // The helper alone: the map type came with it, and probing the map would cost a
+        // grace period (~30 ms) when the kernel frees the probe's map.
         probe: || {
-            is_map_supported(MapType::TaskStorage).unwrap_or(false)
-                && is_helper_supported(
-                    ProgramType::RawTracePoint,
-                    BpfHelper::BPF_FUNC_task_storage_get,
-                )
-                .unwrap_or(false)
+            is_helper_supported(
+                ProgramType::RawTracePoint,
+                BpfHelper::BPF_FUNC_task_storage_get,
+            )
+            .unwrap_or(false)
         },
     },
     Required {
@@ -119,8 +120,8 @@ pub fn require(in_pidns: bool) -> Result<(), Missing> {
 /// How the exit program tells that a thread group has ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GroupExit {
-    /// `sched_process_exit`'s own `group_dead` field, at this offset.
-    Field(u32),
+    /// `sched_process_exit`'s own `group_dead` argument.
+    Field,
     /// The group's live-thread count, read through offsets from the kernel's BTF.
     Live(GroupLiveOffsets),
     /// The leader's exit taken for the group's: wrong when the leader goes first.
@@ -131,7 +132,7 @@ impl GroupExit {
     /// `trace_common::maps::GROUP_EXIT_*`.
     pub fn mode(&self) -> u32 {
         match self {
-            GroupExit::Field(_) => GROUP_EXIT_FIELD,
+            GroupExit::Field => GROUP_EXIT_FIELD,
             GroupExit::Live(_) => GROUP_EXIT_LIVE,
             GroupExit::Leader => GROUP_EXIT_LEADER,
         }
@@ -139,7 +140,7 @@ impl GroupExit {
 
     pub fn describe(&self) -> &'static str {
         match self {
-            GroupExit::Field(_) => "the group_dead field of sched_process_exit",
+            GroupExit::Field => "the group_dead argument of sched_process_exit",
             GroupExit::Live(_) => "the thread group's live count (signal->live, via BTF)",
             GroupExit::Leader => {
                 "the group leader's exit (no group_dead field, no BTF): threads that outlive their leader are lost"
@@ -148,32 +149,26 @@ impl GroupExit {
     }
 }
 
-/// Picks the best way the kernel offers: the tracepoint field, else the live count
-/// from BTF, else the leader. `forced` (the `RTRACE_GROUP_EXIT` variable: `field`,
+/// Picks the best way the kernel offers: the tracepoint's argument (`field`: its format
+/// has it), else the live count from BTF, else the leader. `forced` (the `RTRACE_GROUP_EXIT` variable: `field`,
 /// `live` or `leader`) asks for one, so that each path can be tested on any kernel;
 /// a forced way the kernel lacks falls back as usual.
 pub fn choose_group_exit(
-    field: Option<u32>,
+    field: bool,
     live: impl FnOnce() -> Option<GroupLiveOffsets>,
     forced: Option<&str>,
 ) -> GroupExit {
     match (forced, field) {
         (Some("leader"), _) => return GroupExit::Leader,
         (Some("live"), _) => {}
-        (_, Some(off)) => return GroupExit::Field(off),
-        (_, None) => {}
+        (_, true) => return GroupExit::Field,
+        (_, false) => {}
     }
     match (live(), field) {
         (Some(o), _) => GroupExit::Live(o),
-        (None, Some(off)) => GroupExit::Field(off),
-        (None, None) => GroupExit::Leader,
+        (None, true) => GroupExit::Field,
+        (None, false) => GroupExit::Leader,
     }
-}
-
-/// The live-count offsets of the running kernel, if its BTF has them.
-pub fn group_live_offsets() -> Option<GroupLiveOffsets> {
-    let btf = Btf::from_sys().ok()?;
-    GroupLiveOffsets::find(&btf).ok()
 }
 
 #[cfg(test)]
@@ -188,32 +183,32 @@ mod tests {
     #[test]
     fn prefers_the_field_then_btf_then_the_leader() {
         assert_eq!(
-            choose_group_exit(Some(28), || Some(LIVE), None),
-            GroupExit::Field(28)
+            choose_group_exit(true, || Some(LIVE), None),
+            GroupExit::Field
         );
         assert_eq!(
-            choose_group_exit(None, || Some(LIVE), None),
+            choose_group_exit(false, || Some(LIVE), None),
             GroupExit::Live(LIVE)
         );
-        assert_eq!(choose_group_exit(None, || None, None), GroupExit::Leader);
+        assert_eq!(choose_group_exit(false, || None, None), GroupExit::Leader);
     }
 
     #[test]
     fn forced_choices_fall_back_when_missing() {
         assert_eq!(
-            choose_group_exit(Some(28), || Some(LIVE), Some("live")),
+            choose_group_exit(true, || Some(LIVE), Some("live")),
             GroupExit::Live(LIVE)
         );
         assert_eq!(
-            choose_group_exit(Some(28), || None, Some("live")),
-            GroupExit::Field(28)
+            choose_group_exit(true, || None, Some("live")),
+            GroupExit::Field
         );
         assert_eq!(
-            choose_group_exit(Some(28), || Some(LIVE), Some("leader")),
+            choose_group_exit(true, || Some(LIVE), Some("leader")),
             GroupExit::Leader
         );
         assert_eq!(
-            choose_group_exit(None, || Some(LIVE), Some("field")),
+            choose_group_exit(false, || Some(LIVE), Some("field")),
             GroupExit::Live(LIVE)
         );
     }

@@ -4,11 +4,14 @@
 use aya::maps::{Array, MapData};
 use aya::{
     Ebpf, EbpfError, EbpfLoader,
-    programs::{ProgramError, RawTracePoint, TracePoint},
+    programs::{ProgramError, RawTracePoint},
 };
 use thiserror::Error;
 
-use super::{btf::GroupLiveOffsets, features::GroupExit};
+use super::{
+    btf::{GroupLiveOffsets, LifecycleOffsets},
+    features::GroupExit,
+};
 use trace_common::{
     augment::{AUG_PLAN, AugPlan},
     maps::{CPUS, SYSCALL_CLASS, globals},
@@ -53,11 +56,10 @@ pub struct Settings {
     pub key_by_tid: bool,
     /// Device and inode of rtrace's pid namespace; `None` in the initial namespace.
     pub pidns: Option<(u64, u64)>,
-    pub fork_child_pid_off: u32,
+    /// Where the lifecycle programs find the fields they read (the kernel's BTF).
+    pub lifecycle: LifecycleOffsets,
     /// How the exit program tells a thread group's end.
     pub group_exit: GroupExit,
-    pub exec_filename_off: u32,
-    pub exec_old_pid_off: u32,
     pub ring_bytes: u32,
     /// `trace_common::stats::SUMMARY_*` bits.
     pub summary_flags: u32,
@@ -83,10 +85,9 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
     let key_by_tid = flag(s.key_by_tid);
     let (ns_dev, ns_ino) = s.pidns.unwrap_or((0, 0));
     let group_exit_by = s.group_exit.mode();
-    let (exit_off, live) = match s.group_exit {
-        GroupExit::Field(off) => (off, GroupLiveOffsets::default()),
-        GroupExit::Live(o) => (0, o),
-        GroupExit::Leader => (0, GroupLiveOffsets::default()),
+    let live = match s.group_exit {
+        GroupExit::Live(o) => o,
+        GroupExit::Field | GroupExit::Leader => GroupLiveOffsets::default(),
     };
     let selective = flag(s.selective);
     let cpu_filter = flag(s.cpu_filter);
@@ -95,19 +96,20 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
     let log_level = super::bpf_log::level_for(s.verbose);
     let exec_envp = flag(s.exec_envp);
     let mut bpf = EbpfLoader::new()
+        // The programs have no CO-RE relocations and no BTF-typed attach points: the
+        // kernel's BTF (5 MiB, read and parsed by aya) would not be used.
+        .btf(None)
         .override_global(globals::TRACE_ALL, &trace_all, true)
         .override_global(globals::FILTER_UID, &filter_uid, true)
         .override_global(globals::INHERIT, &inherit, true)
         .override_global(globals::KEY_BY_TID, &key_by_tid, true)
         .override_global(globals::PIDNS_DEV, &ns_dev, true)
         .override_global(globals::PIDNS_INO, &ns_ino, true)
-        .override_global(globals::FORK_CHILD_PID_OFF, &s.fork_child_pid_off, true)
+        .override_global(globals::TASK_PID_OFF, &s.lifecycle.task_pid, true)
         .override_global(globals::GROUP_EXIT_BY, &group_exit_by, true)
-        .override_global(globals::EXIT_GROUP_DEAD_OFF, &exit_off, true)
         .override_global(globals::TASK_SIGNAL_OFF, &live.task_signal, true)
         .override_global(globals::SIGNAL_LIVE_OFF, &live.signal_live, true)
-        .override_global(globals::EXEC_FILENAME_OFF, &s.exec_filename_off, true)
-        .override_global(globals::EXEC_OLD_PID_OFF, &s.exec_old_pid_off, true)
+        .override_global(globals::BPRM_FILENAME_OFF, &s.lifecycle.bprm_filename, true)
         .override_global(globals::WAKEUP_BYTES, &wakeup, true)
         .override_global(globals::SUMMARY_FLAGS, &s.summary_flags, true)
         .override_global(globals::SELECTIVE, &selective, true)
@@ -128,7 +130,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .map_err(LoadError::Load)?;
     // Verify every program now, before anything is attached or forked.
     for name in LIFECYCLE {
-        let prog: &mut TracePoint = program(&mut bpf, name)?;
+        let prog: &mut RawTracePoint = program(&mut bpf, name)?;
         prog.load()
             .map_err(|source| LoadError::Attach { name, source })?;
     }
@@ -154,8 +156,8 @@ where
 /// exiting during the writes goes unseen.
 pub fn attach_lifecycle(bpf: &mut Ebpf) -> Result<(), LoadError> {
     for name in LIFECYCLE {
-        let prog: &mut TracePoint = program(bpf, name)?;
-        prog.attach("sched", name)
+        let prog: &mut RawTracePoint = program(bpf, name)?;
+        prog.attach(name)
             .map_err(|source| LoadError::Attach { name, source })?;
     }
     Ok(())
@@ -221,22 +223,13 @@ pub fn detach_syscalls(bpf: &mut Ebpf) {
     }
 }
 
-/// Detaches every program at once: each tracepoint detach waits for the kernel's
-/// grace periods (tens of milliseconds), so doing them in turn would add up.
+/// Detaches every program rtrace attached.
 pub fn detach_all(bpf: &mut Ebpf) {
-    std::thread::scope(|s| {
-        for (_, prog) in bpf.programs_mut() {
-            s.spawn(move || match prog {
-                aya::programs::Program::TracePoint(p) => {
-                    let _ = p.unload();
-                }
-                aya::programs::Program::RawTracePoint(p) => {
-                    let _ = p.unload();
-                }
-                _ => {}
-            });
+    for name in LIFECYCLE.into_iter().chain(["sys_enter", "sys_exit"]) {
+        if let Ok(prog) = program::<RawTracePoint>(bpf, name) {
+            let _ = prog.unload();
         }
-    });
+    }
 }
 
 /// The fd of a map, for the bpf(2) calls rtrace makes itself.

@@ -28,8 +28,6 @@ pub enum TracefsError {
         #[source]
         source: io::Error,
     },
-    #[error("{path} has no field '{field}'")]
-    NoField { path: PathBuf, field: String },
 }
 
 #[derive(Clone, Debug)]
@@ -87,19 +85,6 @@ impl Tracefs {
             &self.read(&rel)?,
             field,
         ))
-    }
-
-    pub fn require_field_offset(
-        &self,
-        category: &str,
-        event: &str,
-        field: &str,
-    ) -> Result<u32, TracefsError> {
-        self.field_offset(category, event, field)?
-            .ok_or_else(|| TracefsError::NoField {
-                path: self.root.join(format!("events/{category}/{event}/format")),
-                field: field.into(),
-            })
     }
 }
 
