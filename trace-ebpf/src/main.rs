@@ -13,6 +13,7 @@
 #![feature(asm_experimental_arch)]
 
 mod augment;
+mod floors;
 mod lifecycle;
 mod maps;
 mod regs;

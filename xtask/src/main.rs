@@ -30,11 +30,17 @@ enum Task {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// Compare the cost of tracing a syscall storm: rtrace, perf trace, strace (as root).
+    /// Measure what tracing costs (as root): four workloads untraced, under the floors,
+    /// rtrace, perf trace and strace; writes BENCHMARKS.md.
     Bench {
-        /// Syscalls of each kind (read, write) the workload makes.
-        #[arg(long, default_value_t = 200_000)]
+        /// Read and write calls each of the syscall storm (the thread storm makes as many).
+        #[arg(long, default_value_t = 1_000_000)]
         calls: u64,
+        /// Times each command runs (they take turns).
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Only these workloads (storm, threads, forks, walk).
+        only: Vec<String>,
     },
     /// Trace real programs with rtrace, perf trace and strace and compare the lines (as
     /// root): calls, the share identical to perf's, the differences by class.
@@ -112,9 +118,9 @@ fn real_main() -> Result<()> {
                     .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
             );
         }
-        Task::Bench { calls } => {
+        Task::Bench { calls, runs, only } => {
             setup::setup()?;
-            bench::bench(calls)
+            bench::bench(bench::Options { calls, runs, only })
         }
         Task::Test {
             no_lint,

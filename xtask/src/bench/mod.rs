@@ -1,0 +1,444 @@
+//! `cargo xtask bench`: what tracing costs, measured on whole commands and written to
+//! BENCHMARKS.md. Four workloads (a syscall storm, the same from four threads, a fork
+//! storm, a file walk) run untraced, under the floors (hooks that do next to nothing:
+//! `rtrace-floor`), under rtrace (a full trace to a file, `-s`, `-e` of a call the
+//! workload never makes), and under perf trace and strace (on a 10× smaller storm: they
+//! are that much slower, and their ratio is flat). Runs alternate between the commands
+//! and repeat; each row gives the median and the spread, the ratio to the untraced run
+//! with and without the tracer's start-up, the events recorded and lost, peak RSS.
+
+mod report;
+
+use std::{
+    fs,
+    os::unix::process::CommandExt as _,
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context as _, Result, bail};
+use report::{Row, Runs};
+
+use crate::{run::run_step, test::workspace_root};
+
+pub struct Options {
+    /// Read and write calls each of the syscall storm (dd bs=1).
+    pub calls: u64,
+    pub runs: usize,
+    /// Workload names to run (all when empty).
+    pub only: Vec<String>,
+}
+
+/// How a tracer is put in front of a command, and how its output is read.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tracer {
+    Untraced,
+    Floor(&'static str),
+    Rtrace(&'static [&'static str]),
+    Perf(&'static [&'static str]),
+    Strace(&'static [&'static str]),
+}
+
+impl Tracer {
+    fn name(self) -> String {
+        let with = |tool: &str, args: &[&str]| {
+            std::iter::once(tool)
+                .chain(args.iter().copied())
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        match self {
+            Tracer::Untraced => "untraced".into(),
+            Tracer::Floor(kind) => format!("floor: {kind}"),
+            Tracer::Rtrace(a) => with("rtrace", a),
+            Tracer::Perf(a) => with("perf trace", a),
+            Tracer::Strace(a) => with("strace -f", a),
+        }
+    }
+
+    /// Runs on the small workload (perf trace and strace).
+    fn slow(self) -> bool {
+        matches!(self, Tracer::Perf(_) | Tracer::Strace(_))
+    }
+
+    /// The command line before the workload's, writing the trace to `out`.
+    fn prefix(self, bins: &Bins, out: &Path) -> Vec<String> {
+        let out = out.display().to_string();
+        let mut v: Vec<String> = Vec::new();
+        match self {
+            Tracer::Untraced => {}
+            Tracer::Floor(kind) => {
+                v.push(bins.floor.display().to_string());
+                v.push(kind.into());
+                v.push("--".into());
+            }
+            Tracer::Rtrace(a) => {
+                v.push(bins.rtrace.display().to_string());
+                v.extend(a.iter().map(|s| s.to_string()));
+                v.extend(["-o".into(), out, "--".into()]);
+            }
+            Tracer::Perf(a) => {
+                v.extend(["perf".into(), "trace".into()]);
+                v.extend(a.iter().map(|s| s.to_string()));
+                v.extend(["-o".into(), out, "--".into()]);
+            }
+            Tracer::Strace(a) => {
+                v.extend(["strace".into(), "-f".into()]);
+                v.extend(a.iter().map(|s| s.to_string()));
+                v.extend(["-o".into(), out]);
+            }
+        }
+        v
+    }
+}
+
+const TRACERS: [Tracer; 11] = [
+    Tracer::Untraced,
+    Tracer::Floor("count"),
+    Tracer::Floor("duration"),
+    Tracer::Floor("openat"),
+    Tracer::Rtrace(&[]),
+    Tracer::Rtrace(&["-s"]),
+    Tracer::Rtrace(&["-e", "openat"]),
+    Tracer::Perf(&[]),
+    Tracer::Perf(&["-s"]),
+    Tracer::Strace(&[]),
+    Tracer::Strace(&["-c"]),
+];
+
+struct Bins {
+    rtrace: PathBuf,
+    floor: PathBuf,
+    storm_threads: PathBuf,
+    peak_rss: PathBuf,
+}
+
+struct Workload {
+    name: &'static str,
+    /// What it is, for the page.
+    what: String,
+    full: Vec<String>,
+    /// For perf trace and strace (the same as `full` where that is quick enough).
+    small: Vec<String>,
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.split_whitespace().map(str::to_string).collect()
+}
+
+fn workloads(o: &Options, bins: &Bins) -> Vec<Workload> {
+    let dd = |n: u64| words(&format!("dd if=/dev/zero of=/dev/null bs=1 count={n}"));
+    let threads = |n: u64| vec![bins.storm_threads.display().to_string(), n.to_string()];
+    // Each thread makes calls/2 getppid: as many syscalls in all as the storm.
+    let per_thread = o.calls / 2;
+    let forks = |n: u64| {
+        vec![
+            "/bin/sh".into(),
+            "-c".into(),
+            format!("i=0; while [ $i -lt {n} ]; do /bin/true; i=$((i+1)); done"),
+        ]
+    };
+    let walk = words("find /usr/share/doc /usr/include -xdev");
+    vec![
+        Workload {
+            name: "storm",
+            what: format!(
+                "`dd if=/dev/zero of=/dev/null bs=1 count={}`: {} syscalls (perf trace and strace: a tenth)",
+                o.calls,
+                2 * o.calls
+            ),
+            full: dd(o.calls),
+            small: dd(o.calls / 10),
+        },
+        Workload {
+            name: "threads",
+            what: format!(
+                "4 threads × {per_thread} getppid (`storm_threads.c`; perf trace and strace: a tenth)"
+            ),
+            full: threads(per_thread),
+            small: threads(per_thread / 10),
+        },
+        Workload {
+            name: "forks",
+            what: "300 × `/bin/true` from `sh` (perf trace and strace: the same)".into(),
+            full: forks(300),
+            small: forks(300),
+        },
+        Workload {
+            name: "walk",
+            what: "`find /usr/share/doc /usr/include -xdev` (perf trace and strace: the same)"
+                .into(),
+            full: walk.clone(),
+            small: walk,
+        },
+    ]
+    .into_iter()
+    .filter(|w| o.only.is_empty() || o.only.iter().any(|n| n == w.name))
+    .collect()
+}
+
+fn have(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// One run, through `peak_rss`: wall time, and the peak RSS of the command's process
+/// tree (the tracer and the children it waited for).
+fn run_once(bins: &Bins, argv: &[String], stderr_to: &Path) -> Result<(Duration, u64)> {
+    let err = fs::File::create(stderr_to)?;
+    let start = Instant::now();
+    let status = Command::new(&bins.peak_rss)
+        .args(argv)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(err)
+        .process_group(0)
+        .status()
+        .with_context(|| format!("starting {}", argv[0]))?;
+    let wall = start.elapsed();
+    let said = fs::read_to_string(stderr_to).unwrap_or_default();
+    if !status.success() {
+        bail!("`{}` failed ({status}): {}", argv.join(" "), said.trim());
+    }
+    let rss = said
+        .lines()
+        .rev()
+        .find_map(|l| l.strip_prefix("peak_rss_kib "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    Ok((wall, rss))
+}
+
+/// Events a tracer wrote or counted, and those it lost.
+fn events(tracer: Tracer, out: &Path, stderr: &Path) -> (Option<u64>, Option<u64>) {
+    let lines = || -> Option<(u64, String)> {
+        let text = fs::read_to_string(out).ok()?;
+        Some((text.lines().count() as u64, text))
+    };
+    match tracer {
+        Tracer::Floor(_) => (
+            report::floor_events(&fs::read_to_string(stderr).unwrap_or_default()),
+            None,
+        ),
+        Tracer::Rtrace([]) | Tracer::Perf([]) => match lines() {
+            Some((n, text)) => {
+                let lost = report::lost_events(&text);
+                (Some(n - lost.min(n)), Some(lost))
+            }
+            None => (None, None),
+        },
+        Tracer::Strace([]) => (lines().map(|(n, _)| n), None),
+        _ => (None, None),
+    }
+}
+
+fn machine() -> String {
+    let cpu = fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("model name"))
+                .map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let kernel = nix_uname();
+    format!("{cores} × {cpu}, Linux {kernel}")
+}
+
+fn nix_uname() -> String {
+    fs::read_to_string("/proc/sys/kernel/osrelease")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+fn tool_version(tool: &str) -> String {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| s.lines().next().map(str::to_string))
+        .unwrap_or_else(|| "not installed".into())
+}
+
+fn build(root: &Path) -> Result<Bins> {
+    run_step(
+        "build rtrace (release)",
+        Command::new("cargo").current_dir(root).args([
+            "build",
+            "--release",
+            "--package",
+            "trace-cli",
+            "--bins",
+        ]),
+    )?;
+    let dir = root.join("target/bench");
+    fs::create_dir_all(&dir)?;
+    let helper = |name: &str, flags: &[&str]| -> Result<PathBuf> {
+        let bin = dir.join(name);
+        run_step(
+            &format!("build {name}"),
+            Command::new("gcc")
+                .args(["-O2", "-o"])
+                .arg(&bin)
+                .args(flags)
+                .arg(root.join(format!("xtask/src/bench/{name}.c"))),
+        )?;
+        Ok(bin)
+    };
+    let storm_threads = helper("storm_threads", &["-pthread"])?;
+    let peak_rss = helper("peak_rss", &[])?;
+    Ok(Bins {
+        rtrace: root.join("target/release/rtrace"),
+        floor: root.join("target/release/rtrace-floor"),
+        storm_threads,
+        peak_rss,
+    })
+}
+
+pub fn bench(o: Options) -> Result<()> {
+    let root = workspace_root();
+    let bins = build(&root)?;
+    let scratch = root.join("target/bench");
+    let out = scratch.join("trace.out");
+    let err = scratch.join("stderr.txt");
+    let tracers: Vec<Tracer> = TRACERS
+        .into_iter()
+        .filter(|t| match t {
+            Tracer::Perf(_) => have("perf"),
+            Tracer::Strace(_) => have("strace"),
+            _ => true,
+        })
+        .collect();
+    let loads = workloads(&o, &bins);
+
+    // (workload, tracer) -> runs; untraced also at the small size; start-ups on `true`.
+    let mut runs: Vec<Vec<Runs>> = vec![vec![Runs::default(); tracers.len()]; loads.len()];
+    let mut small_untraced = vec![Runs::default(); loads.len()];
+    let mut startups = vec![Runs::default(); tracers.len()];
+    let record = |runs: &mut Runs, argv: &[String], tracer: Tracer| -> Result<()> {
+        let _ = fs::remove_file(&out);
+        let (wall, rss) = run_once(&bins, argv, &err)?;
+        runs.walls.push(wall);
+        runs.max_rss_kib = runs.max_rss_kib.max(rss);
+        let (events, lost) = events(tracer, &out, &err);
+        runs.events = events;
+        runs.lost = lost;
+        let _ = fs::remove_file(&out);
+        Ok(())
+    };
+    // One untraced run of each first, for warm caches (the walk reads directories).
+    for w in &loads {
+        run_once(&bins, &w.full, &err)?;
+    }
+    for round in 0..o.runs {
+        eprintln!("bench: round {} of {}", round + 1, o.runs);
+        for (ti, &t) in tracers.iter().enumerate() {
+            if t != Tracer::Untraced {
+                let argv: Vec<String> = t
+                    .prefix(&bins, &out)
+                    .into_iter()
+                    .chain(["/bin/true".into()])
+                    .collect();
+                record(&mut startups[ti], &argv, t)?;
+            }
+        }
+        for (wi, w) in loads.iter().enumerate() {
+            if w.small != w.full {
+                record(&mut small_untraced[wi], &w.small, Tracer::Untraced)?;
+            }
+            for (ti, &t) in tracers.iter().enumerate() {
+                let load = if t.slow() { &w.small } else { &w.full };
+                let argv: Vec<String> = t
+                    .prefix(&bins, &out)
+                    .into_iter()
+                    .chain(load.iter().cloned())
+                    .collect();
+                record(&mut runs[wi][ti], &argv, t)?;
+            }
+        }
+    }
+
+    let mut rows = Vec::new();
+    for (wi, w) in loads.iter().enumerate() {
+        let untraced = runs[wi][0].median();
+        for (ti, &t) in tracers.iter().enumerate() {
+            let small = t.slow() && w.small != w.full;
+            rows.push(Row {
+                workload: w.name.into(),
+                tracer: if small {
+                    format!("{} (a tenth)", t.name())
+                } else {
+                    t.name()
+                },
+                runs: runs[wi][ti].clone(),
+                untraced: if small {
+                    small_untraced[wi].median()
+                } else {
+                    untraced
+                },
+                startup: (t != Tracer::Untraced).then(|| startups[ti].median()),
+            });
+        }
+    }
+    let startup_rows: Vec<Row> = tracers
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| **t != Tracer::Untraced)
+        .map(|(ti, &t)| Row {
+            workload: "`-- true`".into(),
+            tracer: t.name(),
+            runs: startups[ti].clone(),
+            untraced: Duration::ZERO,
+            startup: None,
+        })
+        .collect();
+
+    let mut page = String::from("# Benchmarks\n\n");
+    page.push_str(&format!(
+        "Written by `cargo xtask bench --calls {} --runs {}` on {} (rtrace {}; {}; {}).\n\n",
+        o.calls,
+        o.runs,
+        machine(),
+        git_head(&root),
+        tool_version("perf"),
+        tool_version("strace"),
+    ));
+    page.push_str("Workloads:\n\n");
+    for w in &loads {
+        page.push_str(&format!("- **{}**: {}\n", w.name, w.what));
+    }
+    page.push_str(&format!(
+        "\nEvery command ran {} times, the commands taking turns. Wall time of the whole \
+         command; \"× untraced\" divides the median by the untraced median at the same \
+         size; \"start-up out\" first takes away the tracer's own median on `/bin/true` \
+         (loading, attaching, detaching), leaving the cost per syscall. Events: lines \
+         written (rtrace, perf trace, strace) or hook runs counted (floors); lost: \
+         `LOST N events!`. Peak RSS: the largest process of the tracer's tree.\n\n",
+        o.runs
+    ));
+    page.push_str(&report::table(&rows));
+    page.push_str("\nStart-up and exit, on `/bin/true`:\n\n");
+    page.push_str(&report::table(&startup_rows));
+    print!("{page}");
+    let path = root.join("BENCHMARKS.md");
+    fs::write(&path, page).with_context(|| format!("writing {}", path.display()))?;
+    eprintln!("bench: written to {}", path.display());
+    Ok(())
+}
+
+fn git_head(root: &Path) -> String {
+    Command::new("git")
+        .current_dir(root)
+        .args(["describe", "--always", "--dirty"])
+        .output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .map_or_else(|| "unknown".into(), |s| s.trim().to_string())
+}
