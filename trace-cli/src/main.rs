@@ -1,26 +1,8 @@
-//! rtrace: a drop-in replacement for `perf trace`, on aya eBPF.
-
-/// `eprintln!` that never panics: with stderr gone (a full disk, a closed pipe) there
-/// is nowhere left to say anything, and rtrace must still clean up and exit as it should.
-macro_rules! say {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
-}
-
-mod cli;
-mod config;
-mod decode;
-mod kernel;
-mod output;
-mod perfconfig;
-mod pids;
-mod session;
-mod signals;
-mod workload;
+//! rtrace: a drop-in replacement for `perf trace`, on aya eBPF. The command line and
+//! the exit status; everything else is in the library (`lib.rs`).
 
 use clap::Parser;
+use trace_cli::{cli, config, decode, kernel, perfconfig, pids, say, session};
 
 fn main() {
     // Before rtrace opens anything: what a command it runs will inherit.

@@ -20,24 +20,16 @@ use tokio::{
     io::{Interest, unix::AsyncFd},
     time::MissedTickBehavior,
 };
-use trace_common::{
-    SyscallRecord,
-    maps::{
-        CLASS_EXEC, COUNTER_DROPPED, COUNTER_LOST_HANDOFF, COUNTER_LOST_TASKS, COUNTER_LOST_UNSEEN,
-        COUNTER_STATS_LOST, COUNTERS, EVENTS, FILTER_ALWAYS, FILTER_UNTIL_EXEC, FORK_HANDOFF,
-        HANDOFFS, HANDOFFS_GIVEN, HANDOFFS_SETTLED, PIDS_FILTERED, PIDS_TO_TRACE,
-        TRACE_ARM_ON_EXEC, TRACE_ON,
-    },
-    record::Augmented,
-    record::{KIND_EXEC_ENV, KIND_EXEC_READS, REC_PENDING},
+use trace_common::maps::{
+    CLASS_EXEC, COUNTER_DROPPED, COUNTER_LOST_HANDOFF, COUNTER_LOST_TASKS, COUNTER_LOST_UNSEEN,
+    COUNTER_STATS_LOST, COUNTERS, EVENTS, FILTER_ALWAYS, FILTER_UNTIL_EXEC, FORK_HANDOFF, HANDOFFS,
+    HANDOFFS_GIVEN, HANDOFFS_SETTLED, PIDS_FILTERED, PIDS_TO_TRACE, TRACE_ARM_ON_EXEC, TRACE_ON,
 };
 
 use crate::{
     config::{Config, Targets},
     decode::{
-        Catalog,
-        beauty::Beauty,
-        classes,
+        Catalog, FormatSource, classes,
         fd_table::{self, FdTable, ProcSeed},
         syscall_table,
     },
@@ -54,8 +46,8 @@ use crate::{
     },
     output::{
         self, Sink,
-        json::JsonFormatter,
-        line::{LineFormatter, RED, RESET},
+        line::{RED, RESET},
+        printer::Printer,
         summary::SummaryOptions,
     },
     pids::{
@@ -642,23 +634,9 @@ async fn event_loop(
         source: io::Error::other(e),
     })?;
 
-    let mut printer = Printer {
-        catalog,
-        exec_reads: rustc_hash::FxHashMap::default(),
-        exec_env: rustc_hash::FxHashMap::default(),
-        fds: FdTable::new(close_traced(cfg), all_traced(cfg, fd_table::CWD_CALLS)),
-        pending: rustc_hash::FxHashMap::default(),
-        spare: Vec::new(),
-        fmt: LineFormatter::new(cfg.line.clone()),
-        json: cfg
-            .json
-            .then(|| JsonFormatter::new(cfg.line.absolute_time, cfg.string_limit)),
-        line: String::with_capacity(512),
-        json_line: Vec::with_capacity(1024),
-        printed: 0,
-        cfg,
-    };
-    printer.fds.seed_procs(proc_seeds);
+    let mut fds = FdTable::new(close_traced(cfg), all_traced(cfg, fd_table::CWD_CALLS));
+    fds.seed_procs(proc_seeds);
+    let mut printer = Printer::new(catalog, fds, cfg);
     let mut reported_lost = 0u64;
     let mut exit_code = None;
     let mut stop_at: Option<Instant> = None;
@@ -679,7 +657,7 @@ async fn event_loop(
             log.get_mut().flush();
         }
 
-        let mut done = printer.drain(ring.get_mut(), out);
+        let mut done = drain(&mut printer, ring.get_mut(), out);
         let dropped = counter_sum(&counters, COUNTER_DROPPED);
         if dropped > reported_lost {
             let (on, off) = if cfg.line.color {
@@ -735,7 +713,7 @@ async fn event_loop(
             break;
         }
     }
-    printer.drain(ring.get_mut(), out);
+    drain(&mut printer, ring.get_mut(), out);
     if let Some(log) = &mut bpf_log {
         log.get_mut().flush();
     }
@@ -762,206 +740,19 @@ async fn event_loop(
     })
 }
 
-/// The bytes of a string read whole (a path cut short names nothing).
-fn whole(read: Option<Result<Augmented<'_>, ()>>) -> Option<&[u8]> {
-    read?.ok().filter(|a| !a.cut).map(|a| a.bytes)
-}
-
-/// Argument `i` of call `nr` from a record an exec sent ahead of the call's own.
-fn sent_ahead<'a>(
-    bytes: Option<&'a [u8]>,
-    sent: Option<&SyscallRecord>,
-    nr: u32,
-    i: usize,
-) -> Option<Result<Augmented<'a>, ()>> {
-    sent.filter(|r| r.nr == nr)?.augmented(bytes?, i)
-}
-
-/// The two fds a pipe or socketpair wrote, when they were read.
-fn fd_pair<'a>(
-    info: &crate::decode::SyscallInfo,
-    read: &dyn Fn(usize) -> Option<Result<Augmented<'a>, ()>>,
-) -> Option<[i32; 2]> {
-    let i = info.beauties.iter().position(|b| *b == Beauty::FdPair)?;
-    let b = whole(read(i))?;
-    let fd = |at: usize| Some(i32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?));
-    Some([fd(0)?, fd(4)?])
-}
-
-/// The call's first string argument (an open's or a chdir's path).
-fn first_string(info: &crate::decode::SyscallInfo) -> Option<usize> {
-    info.beauties.iter().position(|b| *b == Beauty::Str)
-}
-
-struct Printer<'c> {
-    catalog: Catalog<Tracefs>,
-    /// What a successful execve ran (path and argv), per tid, until its record comes.
-    exec_reads: rustc_hash::FxHashMap<u32, Vec<u8>>,
-    /// The environment it gave the new program (`--envp`), per tid, likewise.
-    exec_env: rustc_hash::FxHashMap<u32, Vec<u8>>,
-    fds: FdTable,
-    /// Entries of blocking calls not yet returned, per tid.
-    pending: rustc_hash::FxHashMap<u32, Pending>,
-    /// Buffers of pending entries gone, for the next ones (no allocation per call).
-    spare: Vec<Vec<u8>>,
-    fmt: LineFormatter,
-    json: Option<JsonFormatter>,
-    /// A `--json` line (serde writes bytes).
-    json_line: Vec<u8>,
-    line: String,
-    printed: u64,
-    cfg: &'c Config,
-}
-
-/// The entry of a call that may block and has not returned: its record as the kernel
-/// sent it (with what its plan read at entry), and whether it was shown unfinished.
-struct Pending {
-    rec: SyscallRecord,
-    shown: bool,
-    bytes: Vec<u8>,
-}
-
-/// Pending entries' buffers kept for reuse (threads blocked at once, at most).
-const SPARE_BUFFERS: usize = 64;
-
-impl Printer<'_> {
-    fn recycle(&mut self, gone: Option<Pending>) {
-        if let Some(mut p) = gone
-            && self.spare.len() < SPARE_BUFFERS
-        {
-            p.bytes.clear();
-            self.spare.push(p.bytes);
+/// Prints what the ring holds; true once --max-events is reached or output failed.
+fn drain<S: FormatSource>(
+    printer: &mut Printer<'_, S>,
+    ring: &mut RingBuf<MapData>,
+    out: &mut Sink,
+) -> bool {
+    while !printer.max_reached() {
+        let Some(item) = ring.next() else {
+            break;
+        };
+        if printer.take(&item, out) {
+            return true;
         }
     }
-
-    /// Prints what the ring holds; true once --max-events is reached.
-    fn drain(&mut self, ring: &mut RingBuf<MapData>, out: &mut Sink) -> bool {
-        while !self.max_reached() {
-            let Some(item) = ring.next() else {
-                break;
-            };
-            let Some(rec) = SyscallRecord::from_bytes(&item) else {
-                continue;
-            };
-            if rec.kind == KIND_EXEC_READS {
-                self.exec_reads.insert(rec.tid, item.to_vec());
-                continue;
-            }
-            if rec.kind == KIND_EXEC_ENV {
-                self.exec_env.insert(rec.tid, item.to_vec());
-                continue;
-            }
-            if rec.flags & REC_PENDING != 0 {
-                let mut bytes = self.spare.pop().unwrap_or_default();
-                bytes.extend_from_slice(&item);
-                let old = self.pending.insert(
-                    rec.tid,
-                    Pending {
-                        rec,
-                        shown: false,
-                        bytes,
-                    },
-                );
-                self.recycle(old);
-                continue;
-            }
-            let early = self.exec_reads.remove(&rec.tid);
-            let env = self.exec_env.remove(&rec.tid);
-            if !self.wanted(&rec) {
-                // Not shown, but what it did to the fds still counts.
-                let info = self.catalog.get(rec.nr);
-                let read = |i: usize| rec.augmented(&item, i);
-                let path = first_string(info).and_then(|i| whole(read(i)));
-                self.fds.update(&rec, info, path, fd_pair(info, &read));
-                continue;
-            }
-            // Another thread's call that has not returned yet is shown as unfinished
-            // first; this thread's own pending entry becomes a `[continued]` line.
-            if self.flush_pending(Some(rec.tid), out) {
-                return true;
-            }
-            let entry = self.pending.remove(&rec.tid);
-            let continued = entry
-                .as_ref()
-                .is_some_and(|p| p.shown && p.rec.nr == rec.nr);
-            self.recycle(entry);
-            self.line.clear();
-            let info = self.catalog.get(rec.nr);
-            let early_rec = early.as_deref().and_then(SyscallRecord::from_bytes);
-            let env_rec = env.as_deref().and_then(SyscallRecord::from_bytes);
-            let mem = |i: usize| {
-                rec.augmented(&item, i)
-                    .or_else(|| sent_ahead(early.as_deref(), early_rec.as_ref(), rec.nr, i))
-                    .or_else(|| sent_ahead(env.as_deref(), env_rec.as_ref(), rec.nr, i))
-            };
-            let fds = &self.fds;
-            let fd_path = |fd: i32| fds.path(rec.pid, fd);
-            self.json_line.clear();
-            match &mut self.json {
-                Some(j) => j.format(&mut self.json_line, &rec, info, &mem),
-                None => self
-                    .fmt
-                    .format_full(&mut self.line, &rec, info, &mem, &fd_path, continued),
-            }
-            let path = first_string(info).and_then(|i| whole(mem(i)));
-            self.fds.update(&rec, info, path, fd_pair(info, &mem));
-            let line = match self.json {
-                Some(_) => &self.json_line[..],
-                None => self.line.as_bytes(),
-            };
-            if out.write_all(line).is_err() {
-                return true;
-            }
-            self.printed += 1;
-        }
-        self.max_reached()
-    }
-
-    /// `--max-events` lines have been printed: nothing more is.
-    fn max_reached(&self) -> bool {
-        self.cfg.max_events.is_some_and(|max| self.printed >= max)
-    }
-
-    /// Prints the pending entries (calls still blocked) of threads other than
-    /// `except` as `name(args) ...`, once each; true when output failed.
-    fn flush_pending(&mut self, except: Option<u32>, out: &mut Sink) -> bool {
-        if self.max_reached() || self.pending.values().all(|p| p.shown) {
-            return false;
-        }
-        let mut tids: Vec<u32> = self
-            .pending
-            .iter()
-            .filter(|(tid, p)| !p.shown && Some(**tid) != except)
-            .map(|(tid, _)| *tid)
-            .collect();
-        tids.sort_unstable_by_key(|t| self.pending[t].rec.enter_ns);
-        for tid in tids {
-            let Some(p) = self.pending.get_mut(&tid) else {
-                continue;
-            };
-            p.shown = true;
-            let (rec, bytes) = (p.rec, &p.bytes);
-            self.line.clear();
-            let info = self.catalog.get(rec.nr);
-            let fds = &self.fds;
-            let fd_path = |fd: i32| fds.path(rec.pid, fd);
-            let mem = |i: usize| rec.augmented(bytes, i);
-            self.fmt
-                .format_full(&mut self.line, &rec, info, &mem, &fd_path, false);
-            if out.write_all(self.line.as_bytes()).is_err() {
-                return true;
-            }
-        }
-        false
-    }
-
-    fn wanted(&self, rec: &SyscallRecord) -> bool {
-        if self.cfg.failure_only && !(rec.has_exit() && rec.ret < 0 && rec.ret >= -4095) {
-            return false;
-        }
-        match self.cfg.min_duration_ns {
-            Some(min) => rec.has_entry() && rec.has_exit() && rec.exit_ns - rec.enter_ns > min,
-            None => true,
-        }
-    }
+    printer.max_reached()
 }

@@ -2,6 +2,7 @@
 
 pub mod json;
 pub mod line;
+pub mod printer;
 pub mod summary;
 
 use std::{

@@ -426,11 +426,37 @@ pub fn bench(o: Options) -> Result<()> {
     page.push_str(&report::table(&rows));
     page.push_str("\nStart-up and exit, on `/bin/true`:\n\n");
     page.push_str(&report::table(&startup_rows));
+    page.push_str(
+        "\nThe reader alone (`cargo bench -p trace-cli --bench reader`: the storm's records \
+         through the session's `Printer` into a sink, one core, divan; items are records):\n\n```\n",
+    );
+    page.push_str(&reader_bench(&root)?);
+    page.push_str("```\n");
     print!("{page}");
     let path = root.join("BENCHMARKS.md");
     fs::write(&path, page).with_context(|| format!("writing {}", path.display()))?;
     eprintln!("bench: written to {}", path.display());
     Ok(())
+}
+
+/// divan's table for the reader's microbenchmark.
+fn reader_bench(root: &Path) -> Result<String> {
+    let out = crate::run::capture(
+        "the reader's microbenchmark",
+        Command::new("cargo").current_dir(root).args([
+            "bench",
+            "--quiet",
+            "-p",
+            "trace-cli",
+            "--bench",
+            "reader",
+        ]),
+    )?;
+    Ok(out
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| format!("{l}\n"))
+        .collect())
 }
 
 fn git_head(root: &Path) -> String {

@@ -1,0 +1,24 @@
+//! rtrace as a library: the session and everything it is made of. The `rtrace` binary
+//! is a thin `main` over it; the benchmarks drive its pure parts (decoding, printing)
+//! without a kernel.
+
+/// `eprintln!` that never panics: with stderr gone (a full disk, a closed pipe) there
+/// is nowhere left to say anything, and rtrace must still clean up and exit as it should.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+pub mod cli;
+pub mod config;
+pub mod decode;
+pub mod kernel;
+pub mod output;
+pub mod perfconfig;
+pub mod pids;
+pub mod session;
+pub mod signals;
+pub mod workload;

@@ -1,0 +1,237 @@
+//! From the ring's records to lines: the records of one call joined (an exec's reads
+//! sent ahead, a blocking call's entry), fd paths kept, unfinished calls shown as perf
+//! shows them. Pure: the session hands it the bytes, it writes the lines.
+
+use std::io::Write;
+
+use trace_common::{
+    SyscallRecord,
+    record::{Augmented, KIND_EXEC_ENV, KIND_EXEC_READS, REC_PENDING},
+};
+
+use crate::{
+    config::Config,
+    decode::{Catalog, FormatSource, SyscallInfo, beauty::Beauty, fd_table::FdTable},
+    output::{json::JsonFormatter, line::LineFormatter},
+};
+
+/// The bytes of a string read whole (a path cut short names nothing).
+fn whole(read: Option<Result<Augmented<'_>, ()>>) -> Option<&[u8]> {
+    read?.ok().filter(|a| !a.cut).map(|a| a.bytes)
+}
+
+/// Argument `i` of call `nr` from a record an exec sent ahead of the call's own.
+fn sent_ahead<'a>(
+    bytes: Option<&'a [u8]>,
+    sent: Option<&SyscallRecord>,
+    nr: u32,
+    i: usize,
+) -> Option<Result<Augmented<'a>, ()>> {
+    sent.filter(|r| r.nr == nr)?.augmented(bytes?, i)
+}
+
+/// The two fds a pipe or socketpair wrote, when they were read.
+fn fd_pair<'a>(
+    info: &SyscallInfo,
+    read: &dyn Fn(usize) -> Option<Result<Augmented<'a>, ()>>,
+) -> Option<[i32; 2]> {
+    let i = info.beauties.iter().position(|b| *b == Beauty::FdPair)?;
+    let b = whole(read(i))?;
+    let fd = |at: usize| Some(i32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?));
+    Some([fd(0)?, fd(4)?])
+}
+
+/// The call's first string argument (an open's or a chdir's path).
+fn first_string(info: &SyscallInfo) -> Option<usize> {
+    info.beauties.iter().position(|b| *b == Beauty::Str)
+}
+
+/// Turns the ring's records into lines: perf trace's, or `--json`'s.
+pub struct Printer<'c, S> {
+    catalog: Catalog<S>,
+    /// What a successful execve ran (path and argv), per tid, until its record comes.
+    exec_reads: rustc_hash::FxHashMap<u32, Vec<u8>>,
+    /// The environment it gave the new program (`--envp`), per tid, likewise.
+    exec_env: rustc_hash::FxHashMap<u32, Vec<u8>>,
+    fds: FdTable,
+    /// Entries of blocking calls not yet returned, per tid.
+    pending: rustc_hash::FxHashMap<u32, Pending>,
+    /// Buffers of pending entries gone, for the next ones (no allocation per call).
+    spare: Vec<Vec<u8>>,
+    fmt: LineFormatter,
+    json: Option<JsonFormatter>,
+    /// A `--json` line (serde writes bytes).
+    json_line: Vec<u8>,
+    line: String,
+    printed: u64,
+    cfg: &'c Config,
+}
+
+/// The entry of a call that may block and has not returned: its record as the kernel
+/// sent it (with what its plan read at entry), and whether it was shown unfinished.
+struct Pending {
+    rec: SyscallRecord,
+    shown: bool,
+    bytes: Vec<u8>,
+}
+
+/// Pending entries' buffers kept for reuse (threads blocked at once, at most).
+const SPARE_BUFFERS: usize = 64;
+
+impl<'c, S: FormatSource> Printer<'c, S> {
+    pub fn new(catalog: Catalog<S>, fds: FdTable, cfg: &'c Config) -> Self {
+        Self {
+            catalog,
+            exec_reads: rustc_hash::FxHashMap::default(),
+            exec_env: rustc_hash::FxHashMap::default(),
+            fds,
+            pending: rustc_hash::FxHashMap::default(),
+            spare: Vec::new(),
+            fmt: LineFormatter::new(cfg.line.clone()),
+            json: cfg
+                .json
+                .then(|| JsonFormatter::new(cfg.line.absolute_time, cfg.string_limit)),
+            line: String::with_capacity(512),
+            json_line: Vec::with_capacity(1024),
+            printed: 0,
+            cfg,
+        }
+    }
+
+    fn recycle(&mut self, gone: Option<Pending>) {
+        if let Some(mut p) = gone
+            && self.spare.len() < SPARE_BUFFERS
+        {
+            p.bytes.clear();
+            self.spare.push(p.bytes);
+        }
+    }
+
+    /// Takes one record from the ring: prints its line (and, first, the unfinished
+    /// lines of other threads' calls it comes after), or keeps it for a later one.
+    /// True when the output failed.
+    pub fn take(&mut self, item: &[u8], out: &mut impl Write) -> bool {
+        let Some(rec) = SyscallRecord::from_bytes(item) else {
+            return false;
+        };
+        if rec.kind == KIND_EXEC_READS {
+            self.exec_reads.insert(rec.tid, item.to_vec());
+            return false;
+        }
+        if rec.kind == KIND_EXEC_ENV {
+            self.exec_env.insert(rec.tid, item.to_vec());
+            return false;
+        }
+        if rec.flags & REC_PENDING != 0 {
+            let mut bytes = self.spare.pop().unwrap_or_default();
+            bytes.extend_from_slice(item);
+            let old = self.pending.insert(
+                rec.tid,
+                Pending {
+                    rec,
+                    shown: false,
+                    bytes,
+                },
+            );
+            self.recycle(old);
+            return false;
+        }
+        let early = self.exec_reads.remove(&rec.tid);
+        let env = self.exec_env.remove(&rec.tid);
+        if !self.wanted(&rec) {
+            // Not shown, but what it did to the fds still counts.
+            let info = self.catalog.get(rec.nr);
+            let read = |i: usize| rec.augmented(item, i);
+            let path = first_string(info).and_then(|i| whole(read(i)));
+            self.fds.update(&rec, info, path, fd_pair(info, &read));
+            return false;
+        }
+        // Another thread's call that has not returned yet is shown as unfinished
+        // first; this thread's own pending entry becomes a `[continued]` line.
+        if self.flush_pending(Some(rec.tid), out) {
+            return true;
+        }
+        let entry = self.pending.remove(&rec.tid);
+        let continued = entry
+            .as_ref()
+            .is_some_and(|p| p.shown && p.rec.nr == rec.nr);
+        self.recycle(entry);
+        self.line.clear();
+        let info = self.catalog.get(rec.nr);
+        let early_rec = early.as_deref().and_then(SyscallRecord::from_bytes);
+        let env_rec = env.as_deref().and_then(SyscallRecord::from_bytes);
+        let mem = |i: usize| {
+            rec.augmented(item, i)
+                .or_else(|| sent_ahead(early.as_deref(), early_rec.as_ref(), rec.nr, i))
+                .or_else(|| sent_ahead(env.as_deref(), env_rec.as_ref(), rec.nr, i))
+        };
+        let fds = &self.fds;
+        let fd_path = |fd: i32| fds.path(rec.pid, fd);
+        self.json_line.clear();
+        match &mut self.json {
+            Some(j) => j.format(&mut self.json_line, &rec, info, &mem),
+            None => self
+                .fmt
+                .format_full(&mut self.line, &rec, info, &mem, &fd_path, continued),
+        }
+        let path = first_string(info).and_then(|i| whole(mem(i)));
+        self.fds.update(&rec, info, path, fd_pair(info, &mem));
+        let line = match self.json {
+            Some(_) => &self.json_line[..],
+            None => self.line.as_bytes(),
+        };
+        if out.write_all(line).is_err() {
+            return true;
+        }
+        self.printed += 1;
+        false
+    }
+
+    /// `--max-events` lines have been printed: nothing more is.
+    pub fn max_reached(&self) -> bool {
+        self.cfg.max_events.is_some_and(|max| self.printed >= max)
+    }
+
+    /// Prints the pending entries (calls still blocked) of threads other than
+    /// `except` as `name(args) ...`, once each; true when output failed.
+    pub fn flush_pending(&mut self, except: Option<u32>, out: &mut impl Write) -> bool {
+        if self.max_reached() || self.pending.values().all(|p| p.shown) {
+            return false;
+        }
+        let mut tids: Vec<u32> = self
+            .pending
+            .iter()
+            .filter(|(tid, p)| !p.shown && Some(**tid) != except)
+            .map(|(tid, _)| *tid)
+            .collect();
+        tids.sort_unstable_by_key(|t| self.pending[t].rec.enter_ns);
+        for tid in tids {
+            let Some(p) = self.pending.get_mut(&tid) else {
+                continue;
+            };
+            p.shown = true;
+            let (rec, bytes) = (p.rec, &p.bytes);
+            self.line.clear();
+            let info = self.catalog.get(rec.nr);
+            let fds = &self.fds;
+            let fd_path = |fd: i32| fds.path(rec.pid, fd);
+            let mem = |i: usize| rec.augmented(bytes, i);
+            self.fmt
+                .format_full(&mut self.line, &rec, info, &mem, &fd_path, false);
+            if out.write_all(self.line.as_bytes()).is_err() {
+                return true;
+            }
+        }
+        false
+    }
+
+    fn wanted(&self, rec: &SyscallRecord) -> bool {
+        if self.cfg.failure_only && !(rec.has_exit() && rec.ret < 0 && rec.ret >= -4095) {
+            return false;
+        }
+        match self.cfg.min_duration_ns {
+            Some(min) => rec.has_entry() && rec.has_exit() && rec.exit_ns - rec.enter_ns > min,
+            None => true,
+        }
+    }
+}
