@@ -88,15 +88,19 @@ fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
     if is_exec && !selected(class) {
         return None;
     }
-    let mut args = if compat {
-        compat_syscall_args(regs)?
-    } else {
-        syscall_args(regs)?
-    };
-    // rt_sigreturn has no arguments; its first slot carries where the mask it restores
-    // lies (the reader shows it as `mask`).
-    if let Some(mask) = sigreturn_mask(regs, ctx.arg::<u64>(1) as u32, compat) {
-        args[0] = mask;
+    // A summary alone shows no arguments: they are not read.
+    let mut args = [0u64; 6];
+    if summary::wants_records() {
+        args = if compat {
+            compat_syscall_args(regs)?
+        } else {
+            syscall_args(regs)?
+        };
+        // rt_sigreturn has no arguments; its first slot carries where the mask it
+        // restores lies (the reader shows it as `mask`).
+        if let Some(mask) = sigreturn_mask(regs, ctx.arg::<u64>(1) as u32, compat) {
+            args[0] = mask;
+        }
     }
     let now = now_ns();
     if class & CLASS_EXIT != 0 {
