@@ -7,6 +7,13 @@ use trace_cli::{cli, config, decode, kernel, perfconfig, pids, say, session};
 fn main() {
     // Before rtrace opens anything: what a command it runs will inherit.
     decode::fd_table::snapshot_inherited_fds();
+    // Large blocks (the kernel's BTF, read twice at start: 5 MiB each) always from
+    // mmap, so that they go back to the system when freed. glibc would otherwise raise
+    // its threshold after the first is freed and take the next ones from the heap,
+    // which stays resident: 35 MiB instead of 24 for the whole session.
+    // SAFETY: mallopt only changes the allocator's tuning; nothing is allocated yet
+    // on another thread.
+    unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024) };
     let args = match cli::Args::try_parse() {
         Ok(a) => a,
         Err(e) if !e.use_stderr() => {

@@ -96,9 +96,6 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
     let log_level = super::bpf_log::level_for(s.verbose);
     let exec_envp = flag(s.exec_envp);
     let mut bpf = EbpfLoader::new()
-        // The programs have no CO-RE relocations and no BTF-typed attach points: the
-        // kernel's BTF (5 MiB, read and parsed by aya) would not be used.
-        .btf(None)
         .override_global(globals::TRACE_ALL, &trace_all, true)
         .override_global(globals::FILTER_UID, &filter_uid, true)
         .override_global(globals::INHERIT, &inherit, true)
