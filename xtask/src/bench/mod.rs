@@ -139,7 +139,7 @@ fn workloads(o: &Options, bins: &Bins) -> Vec<Workload> {
             format!("i=0; while [ $i -lt {n} ]; do /bin/true; i=$((i+1)); done"),
         ]
     };
-    let walk = words("find /usr/share/doc /usr/include -xdev");
+    let walk = words("find /usr -xdev");
     vec![
         Workload {
             name: "storm",
@@ -167,7 +167,7 @@ fn workloads(o: &Options, bins: &Bins) -> Vec<Workload> {
         },
         Workload {
             name: "walk",
-            what: "`find /usr/share/doc /usr/include -xdev` (perf trace and strace: the same)"
+            what: "`find /usr -xdev` (perf trace and strace: the same)"
                 .into(),
             full: walk.clone(),
             small: walk,
