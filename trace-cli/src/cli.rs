@@ -17,6 +17,7 @@ Environment:
   PERF_CONFIG             perf's config file; unset: /etc/perfconfig, then ~/.perfconfig
   RTRACE_PID_MAP_ENTRIES  tasks traced at once (default 8192)
   RTRACE_SUMMARY_ENTRIES  (thread, syscall) pairs a summary holds (default 65536)
+  RTRACE_SYSCALL_HOOKS=raw  -e on the raw syscall tracepoints (sees 32-bit tasks)
   NO_COLOR, CLICOLOR_FORCE  never, or always, colour the trace
 
 Exit status:
@@ -383,6 +384,7 @@ mod tests {
         assert!(at("Summary:") < at("Accepted for perf compatibility"));
         at("RTRACE_PID_MAP_ENTRIES");
         at("RTRACE_SUMMARY_ENTRIES");
+        at("RTRACE_SYSCALL_HOOKS");
         at("PERF_CONFIG");
         at("Exit status:");
         // Hidden: the --no- forms and perf's options that are not here yet.

@@ -37,7 +37,7 @@ use crate::{
         bpf_log::{self, StderrLines},
         btf::{Btf, BtfError, GroupLiveOffsets, LifecycleOffsets},
         features::{self, GroupExit, Missing},
-        loader::{self, LoadError, Settings},
+        loader::{self, LoadError, Settings, SyscallHooks},
         map_ops::PidMapFd,
         pidns::PidNs,
         privilege::{self, NotPrivileged},
@@ -161,9 +161,16 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         cpu_filter: cfg.cpus.is_some(),
         verbose: cfg.verbose,
         exec_envp: cfg.envp,
+        hooks: syscall_hooks(&cfg, ns.is_initial(), &tracefs),
     };
     if cfg.verbose > 0 {
         say!("rtrace: {settings:?}");
+        if let SyscallHooks::Events(events) = &settings.hooks {
+            say!(
+                "rtrace: the syscall programs run on the chosen calls' own events ({} of them), no other call runs them; a 32-bit task's calls have none (RTRACE_SYSCALL_HOOKS=raw sees them)",
+                events.len()
+            );
+        }
     }
     let mut out = output::sink(cfg.output.as_deref()).map_err(io_err(format!(
         "opening {:?}",
@@ -222,7 +229,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
                 .map(|(nr, i)| (nr, i.plan_with_limit(cfg.string_limit))),
         )?;
     }
-    loader::attach_syscalls(&mut bpf)?;
+    loader::attach_syscalls(&mut bpf, &settings.hooks)?;
     // Where each target is, read once tracing has begun (the held command has not run).
     let proc_seeds = ProcSeed::read(
         processes_to_seed(&cfg, workload.as_ref()),
@@ -317,6 +324,38 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
 }
 
 /// Unfinished entries belong to perf's text output without filters.
+/// Where the syscall programs run: on the calls `-e` chose, each on its own events, when
+/// that can show all it would on the raw tracepoints (rtrace in the initial pid
+/// namespace; no exec chosen, whose reads need the registers, nor rt_sigreturn; every
+/// call with its events), else on the raw tracepoints. `RTRACE_SYSCALL_HOOKS=raw`
+/// keeps the raw ones (a 32-bit task's calls have no events).
+fn syscall_hooks(cfg: &Config, initial_ns: bool, tracefs: &Tracefs) -> SyscallHooks {
+    let Some(nrs) = &cfg.selection else {
+        return SyscallHooks::Raw;
+    };
+    if !initial_ns || std::env::var("RTRACE_SYSCALL_HOOKS").is_ok_and(|v| v == "raw") {
+        return SyscallHooks::Raw;
+    }
+    let mut events = Vec::new();
+    for &nr in nrs
+        .iter()
+        .filter(|&&nr| nr < trace_common::maps::COMPAT_BASE)
+    {
+        let Some(name) = syscall_table::name(nr) else {
+            return SyscallHooks::Raw;
+        };
+        let event = syscall_table::event_name(name);
+        let has = |side: &str| tracefs.has_event("syscalls", &format!("sys_{side}_{event}"));
+        if classes::is_exec(name) || name == "rt_sigreturn" || !has("enter") || !has("exit") {
+            return SyscallHooks::Raw;
+        }
+        events.push(event.to_string());
+    }
+    events.sort();
+    events.dedup();
+    SyscallHooks::Events(events)
+}
+
 fn shows_unfinished(cfg: &Config) -> bool {
     !cfg.json
         && !cfg.failure_only

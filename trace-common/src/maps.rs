@@ -107,6 +107,12 @@ pub mod globals {
     /// u32: byte offset of `task_struct.pid`, from the kernel's BTF (the child that
     /// `sched_process_fork` passes).
     pub const TASK_PID_OFF: &str = "TASK_PID_OFF";
+    /// u32: byte offset of `task_struct.tgid`, from the kernel's BTF.
+    pub const TASK_TGID_OFF: &str = "TASK_TGID_OFF";
+    /// u32: 1 makes a traced task's child a target at fork (rtrace in the initial pid
+    /// namespace, the syscall programs on the chosen calls' own events), instead of
+    /// handing it off to its first syscall exit.
+    pub const FOLLOW_AT_FORK: &str = "FOLLOW_AT_FORK";
     /// u32: how `sched_process_exit` tells that a task's whole thread group is gone:
     /// one of `GROUP_EXIT_*`.
     pub const GROUP_EXIT_BY: &str = "GROUP_EXIT_BY";

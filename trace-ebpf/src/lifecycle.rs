@@ -11,15 +11,15 @@ use aya_ebpf::{
 };
 use aya_log_ebpf::{debug, warn};
 use trace_common::maps::{
-    COUNTER_LOST_HANDOFF, FILTER_UNTIL_EXEC, GROUP_EXIT_FIELD, GROUP_EXIT_LIVE, HANDOFFS_GIVEN,
-    HANDOFFS_SETTLED, TRACE_ARM_ON_EXEC,
+    COUNTER_LOST_HANDOFF, COUNTER_LOST_TASKS, FILTER_UNTIL_EXEC, GROUP_EXIT_FIELD, GROUP_EXIT_LIVE,
+    HANDOFFS_GIVEN, HANDOFFS_SETTLED, TRACE_ARM_ON_EXEC,
 };
 
 use crate::{
     maps::{
-        BPRM_FILENAME_OFF, FORK_HANDOFF, GROUP_EXIT_BY, INHERIT, KEY_BY_TID, PIDNS_INO,
-        PIDS_FILTERED, PIDS_TO_TRACE, SIGNAL_LIVE_OFF, TASK_PID_OFF, TASK_SIGNAL_OFF, TRACE_ALL,
-        bump, handoffs_bump, handoffs_waiting,
+        BPRM_FILENAME_OFF, FOLLOW_AT_FORK, FORK_HANDOFF, GROUP_EXIT_BY, INHERIT, KEY_BY_TID,
+        PIDNS_INO, PIDS_FILTERED, PIDS_TO_TRACE, SIGNAL_LIVE_OFF, TASK_PID_OFF, TASK_SIGNAL_OFF,
+        TASK_TGID_OFF, TRACE_ALL, bump, handoffs_bump, handoffs_waiting,
     },
     task::{Ids, current_ids},
 };
@@ -55,6 +55,10 @@ fn on_fork(ctx: &RawTracePointContext) -> Option<()> {
     let ids = current_ids()?;
     // SAFETY: a u32 value, copied.
     let flags = unsafe { PIDS_TO_TRACE.get(ids.trace_key()) }.copied()?;
+    if FOLLOW_AT_FORK.load() != 0 {
+        follow_at_fork(ctx, &ids, task, child, flags & !TRACE_ARM_ON_EXEC);
+        return Some(());
+    }
     if FORK_HANDOFF
         .insert(child, flags & !TRACE_ARM_ON_EXEC, 0)
         .is_err()
@@ -74,6 +78,30 @@ fn on_fork(ctx: &RawTracePointContext) -> Option<()> {
         "task {} forked {} (the kernel's number): handed off", ids.tid, child
     );
     Some(())
+}
+
+/// The child of a traced task becomes a target at once, when its number here is the
+/// kernel's (rtrace in the initial pid namespace) and no syscall exit will adopt it
+/// (with `-e`, only the chosen calls run a program: a child that made none of them
+/// would never be adopted, nor its own children followed). A new thread of a process
+/// keyed by its tgid is a target already.
+#[inline(always)]
+fn follow_at_fork(ctx: &RawTracePointContext, ids: &Ids, task: *const u8, child: u32, flags: u32) {
+    if KEY_BY_TID.load() == 0 {
+        // SAFETY: a probe read of the child's `pid_t tgid`, as for its pid.
+        let tgid =
+            unsafe { bpf_probe_read_kernel(task.add(TASK_TGID_OFF.load() as usize).cast::<i32>()) };
+        if tgid.ok() != Some(child as i32) {
+            return;
+        }
+    }
+    if PIDS_TO_TRACE.insert(child, flags, 0).is_err() {
+        bump(COUNTER_LOST_TASKS);
+        warn!(
+            ctx,
+            "task {} forked {}, which is not traced: pids_to_trace is full", ids.tid, child
+        );
+    }
 }
 
 /// Runs in the exiting task.
@@ -160,6 +188,14 @@ fn on_exec(ctx: &RawTracePointContext) -> Option<()> {
     // SAFETY: a u32 value, copied.
     if unsafe { PIDS_FILTERED.get(ids.pid) }.copied() == Some(FILTER_UNTIL_EXEC) {
         let _ = PIDS_FILTERED.remove(ids.pid);
+    }
+    // A held workload whose execve entry ran no program (`-e` without execve) is armed
+    // here, as its exec succeeds.
+    // SAFETY: a u32 value, copied.
+    if let Some(flags) = unsafe { PIDS_TO_TRACE.get(ids.trace_key()) }.copied()
+        && flags & TRACE_ARM_ON_EXEC != 0
+    {
+        let _ = PIDS_TO_TRACE.insert(ids.trace_key(), flags & !TRACE_ARM_ON_EXEC, 0);
     }
     if !crate::summary::wants_records() {
         return None;

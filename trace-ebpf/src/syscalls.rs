@@ -6,10 +6,11 @@
 //! return (exit, exit_group) are recorded at entry.
 
 use aya_ebpf::{
+    EbpfContext,
     bindings::{BPF_NOEXIST, BPF_RB_AVAIL_DATA, BPF_RB_FORCE_WAKEUP, BPF_RB_NO_WAKEUP},
     helpers::{bpf_get_current_comm, bpf_get_current_pid_tgid, bpf_ktime_get_ns},
-    macros::raw_tracepoint,
-    programs::RawTracePointContext,
+    macros::{raw_tracepoint, tracepoint},
+    programs::{RawTracePointContext, TracePointContext},
 };
 use aya_log_ebpf::warn;
 use trace_common::{
@@ -53,22 +54,69 @@ fn now_ns() -> u64 {
 
 #[raw_tracepoint(tracepoint = "sys_enter")]
 pub fn sys_enter(ctx: RawTracePointContext) -> i32 {
-    let _ = on_enter(&ctx);
+    // TP_PROTO(struct pt_regs *regs, long id)
+    let regs = ctx.arg::<*const u8>(0);
+    let compat = is_compat(regs);
+    let raw_nr = ctx.arg::<u64>(1) as u32;
+    let _ = on_enter(syscall_index(raw_nr, compat), || {
+        let mut args = if compat {
+            compat_syscall_args(regs)?
+        } else {
+            syscall_args(regs)?
+        };
+        // rt_sigreturn has no arguments; its first slot carries where the mask it
+        // restores lies (the reader shows it as `mask`).
+        if let Some(mask) = sigreturn_mask(regs, raw_nr, compat) {
+            args[0] = mask;
+        }
+        Some(args)
+    });
     0
 }
 
 #[raw_tracepoint(tracepoint = "sys_exit")]
 pub fn sys_exit(ctx: RawTracePointContext) -> i32 {
-    let _ = on_exit(&ctx);
+    // TP_PROTO(struct pt_regs *regs, long ret)
+    let regs = ctx.arg::<*const u8>(0);
+    let _ = on_exit(&ctx, ctx.arg::<i64>(1), Some(regs), || {
+        Some(syscall_index(syscall_nr(regs)?, is_compat(regs)))
+    });
     0
 }
 
+/// The entry of one chosen syscall, from its own event (`syscalls:sys_enter_<name>`,
+/// which the loader attaches this program to for each call `-e` chose): the other
+/// calls run no program at all. The record: `int __syscall_nr` at 8, the arguments
+/// from 16, 8 bytes each (slots past the call's own arguments hold whatever follows
+/// the record, and the reader never shows them). The kernel sends no such event for a
+/// 32-bit task's calls.
+#[tracepoint]
+pub fn sys_enter_event(ctx: TracePointContext) -> u32 {
+    // SAFETY: offsets of the syscall events' records (tracefs), read with a probe read.
+    let nr = unsafe { ctx.read_at::<i32>(8) }.ok().map(|n| n as u32);
+    if let Some(nr) = nr {
+        // SAFETY: as above.
+        let _ = on_enter(nr, || unsafe { ctx.read_at::<[u64; 6]>(16) }.ok());
+    }
+    0
+}
+
+/// The exit of one chosen syscall (`syscalls:sys_exit_<name>`): `int __syscall_nr` at
+/// 8, `long ret` at 16.
+#[tracepoint]
+pub fn sys_exit_event(ctx: TracePointContext) -> u32 {
+    // SAFETY: as in sys_enter_event.
+    let fields = unsafe { (ctx.read_at::<i32>(8), ctx.read_at::<i64>(16)) };
+    if let (Ok(nr), Ok(ret)) = fields {
+        let _ = on_exit(&ctx, ret, None, || Some(nr as u32));
+    }
+    0
+}
+
+/// A call's entry: `nr` its syscall index, `read_args` its arguments (read only when a
+/// record will show them).
 #[inline(always)]
-fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
-    // TP_PROTO(struct pt_regs *regs, long id)
-    let regs = ctx.arg::<*const u8>(0);
-    let compat = is_compat(regs);
-    let nr = syscall_index(ctx.arg::<u64>(1) as u32, compat);
+fn on_enter(nr: u32, read_args: impl FnOnce() -> Option<[u64; 6]>) -> Option<()> {
     let class = class_of(nr);
     let is_exec = class & CLASS_EXEC != 0;
     // Unselected calls stop here, before any task lookup; execve goes on, as it is
@@ -91,16 +139,7 @@ fn on_enter(ctx: &RawTracePointContext) -> Option<()> {
     // A summary alone shows no arguments: they are not read.
     let mut args = [0u64; 6];
     if summary::wants_records() {
-        args = if compat {
-            compat_syscall_args(regs)?
-        } else {
-            syscall_args(regs)?
-        };
-        // rt_sigreturn has no arguments; its first slot carries where the mask it
-        // restores lies (the reader shows it as `mask`).
-        if let Some(mask) = sigreturn_mask(regs, ctx.arg::<u64>(1) as u32, compat) {
-            args[0] = mask;
-        }
+        args = read_args()?;
     }
     let now = now_ns();
     if class & CLASS_EXIT != 0 {
@@ -144,10 +183,17 @@ fn emit_pending(nr: u32, ids: &Ids, now: u64, args: &[u64; 6]) {
     }
 }
 
+/// A call's exit: `regs` the task's registers where the hook passes them (the raw
+/// tracepoint: a successful exec's reads need its stack pointer; the per-syscall events
+/// never see an exec, the loader does not use them then), `nr_of` the syscall index of
+/// an exit whose entry was not seen.
 #[inline(always)]
-fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
-    // TP_PROTO(struct pt_regs *regs, long ret)
-    let ret = ctx.arg::<i64>(1);
+fn on_exit<C: EbpfContext>(
+    ctx: &C,
+    ret: i64,
+    regs: Option<*const u8>,
+    nr_of: impl FnOnce() -> Option<u32>,
+) -> Option<()> {
     let kernel_tid = bpf_get_current_pid_tgid() as u32;
     if let Some(slot) = INFLIGHT.current(false)
         && slot.enter_ns != 0
@@ -167,8 +213,11 @@ fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
         // After a successful exec the old memory is gone: what the new program
         // received goes out instead, and the call's record carries no reads.
         let exec_done = call.class & CLASS_EXEC != 0 && ret == 0;
-        if exec_done && summary::wants_records() {
-            emit_exec_reads(ctx, &ids, call.nr, now, kernel_tid);
+        if exec_done
+            && summary::wants_records()
+            && let Some(regs) = regs
+        {
+            emit_exec_reads(regs, &ids, call.nr, now, kernel_tid);
         }
         if summary::wants_records()
             && !exec_done
@@ -193,8 +242,7 @@ fn on_exit(ctx: &RawTracePointContext) -> Option<()> {
     }
     // An exit without its entry: a call that was in progress when tracing began, or a
     // new child's return from clone/fork.
-    let regs = ctx.arg::<*const u8>(0);
-    let nr = syscall_index(syscall_nr(regs)?, is_compat(regs));
+    let nr = nr_of()?;
     let class = class_of(nr);
     if !selected(class) {
         return None;
@@ -220,7 +268,7 @@ const LOST_UNSEEN: u8 = 1;
 /// subprogram), so that the log's stack is not added to sys_exit's, which is close to
 /// the 512 bytes old kernels allow.
 #[inline(never)]
-fn log_lost(ctx: &RawTracePointContext, kernel_tid: u32, why: u8) {
+fn log_lost<C: EbpfContext>(ctx: &C, kernel_tid: u32, why: u8) {
     if why == LOST_FULL_MAP {
         warn!(
             ctx,
@@ -239,7 +287,7 @@ fn log_lost(ctx: &RawTracePointContext, kernel_tid: u32, why: u8) {
 /// running as itself, can its pid in rtrace's namespace be asked for. Threads of a
 /// process keyed by tgid find their key already there.
 #[inline(always)]
-fn adopt_forked_child(ctx: &RawTracePointContext, kernel_tid: u32) {
+fn adopt_forked_child<C: EbpfContext>(ctx: &C, kernel_tid: u32) {
     // SAFETY: a u32 value, copied.
     let Some(flags) = (unsafe { FORK_HANDOFF.get(kernel_tid) }).copied() else {
         return;
@@ -333,8 +381,7 @@ fn emit_augmented(plan: &AugPlan, ids: &Ids, call: &InflightCall, exit_ns: u64, 
 
 /// After a successful execve: its path and argv as the new program received them.
 #[inline(always)]
-fn emit_exec_reads(ctx: &RawTracePointContext, ids: &Ids, nr: u32, now: u64, kernel_tid: u32) {
-    let regs = ctx.arg::<*const u8>(0);
+fn emit_exec_reads(regs: *const u8, ids: &Ids, nr: u32, now: u64, kernel_tid: u32) {
     let Some(sp) = user_sp(regs) else {
         return;
     };

@@ -526,3 +526,57 @@ fn perf_config_files_and_colour() {
     );
     std::fs::remove_dir_all(&home).unwrap();
 }
+
+/// `-e` puts the syscall programs on the chosen calls' own events: the same lines as on
+/// the raw tracepoints, children and grandchildren followed (they are made targets at
+/// fork, as no other call's exit runs a program to adopt them), and `-v` says so.
+#[test]
+fn e_runs_on_the_chosen_calls_own_events_and_follows_children() {
+    if !bpf_ready("e_runs_on_the_chosen_calls_own_events_and_follows_children") {
+        return;
+    }
+    let script = "cat /etc/hostname >/dev/null; (cat /etc/hostname >/dev/null)";
+    let trace = |hooks: Option<&str>| {
+        let mut c = rtrace();
+        c.args(["-v", "-e", "openat,close", "--", "sh", "-c", script]);
+        if let Some(h) = hooks {
+            c.env("RTRACE_SYSCALL_HOOKS", h);
+        }
+        let r = run(&mut c, LIMIT);
+        assert_eq!(r.code(), Some(0), "{r}");
+        r
+    };
+    const SAID: &str = "the syscall programs run on the chosen calls' own events";
+    let events = trace(None);
+    let raw = trace(Some("raw"));
+    assert!(events.stderr.contains(SAID), "{events}");
+    assert!(!raw.stderr.contains(SAID), "{raw}");
+    let calls = |r: &rtrace_tests::Run| -> Vec<(String, String, String)> {
+        r.trace_lines()
+            .into_iter()
+            .filter_map(parse_line)
+            .map(|l| (l.comm.to_string(), l.name.to_string(), l.ret.to_string()))
+            .collect()
+    };
+    let hostname_opens = |r: &rtrace_tests::Run| {
+        r.trace_lines()
+            .into_iter()
+            .filter_map(parse_line)
+            .filter(|l| l.name == "openat" && l.args.contains("\"/etc/hostname\""))
+            .map(|l| l.tid)
+            .collect::<std::collections::BTreeSet<u32>>()
+            .len()
+    };
+    assert_eq!(
+        hostname_opens(&events),
+        2,
+        "both cats, the second a grandchild{events}"
+    );
+    assert_eq!(calls(&events), calls(&raw), "{events}{raw}");
+    assert!(
+        calls(&events)
+            .iter()
+            .all(|(_, name, _)| name == "openat" || name == "close"),
+        "{events}"
+    );
+}

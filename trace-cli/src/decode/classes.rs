@@ -49,6 +49,13 @@ const NAMED: &[(&[&str], u32)] = &[
     (&["clone", "clone3", "fork", "vfork"], CLASS_FORK),
 ];
 
+/// Whether `name` is one of the exec calls (CLASS_EXEC).
+pub fn is_exec(name: &str) -> bool {
+    NAMED
+        .iter()
+        .any(|(names, class)| *class == CLASS_EXEC && names.contains(&name))
+}
+
 /// (syscall index, class bits) for every index with a bit set. `selection` is `-e`'s
 /// list of indexes; `unfinished` asks for the blocking calls' entries.
 pub fn syscall_classes(selection: Option<&[u32]>, unfinished: bool) -> Vec<(u32, u32)> {

@@ -259,10 +259,11 @@ impl GroupLiveOffsets {
 }
 
 /// The fields the lifecycle programs read from what their raw tracepoints pass: the
-/// forked child's `pid`, and the path an exec runs (`linux_binprm.filename`).
+/// forked child's `pid` and `tgid`, and the path an exec runs (`linux_binprm.filename`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LifecycleOffsets {
     pub task_pid: u32,
+    pub task_tgid: u32,
     pub bprm_filename: u32,
 }
 
@@ -270,6 +271,7 @@ impl LifecycleOffsets {
     pub fn find(btf: &Btf) -> Result<Self, BtfError> {
         Ok(Self {
             task_pid: btf.offset_of("task_struct", &["pid"])?,
+            task_tgid: btf.offset_of("task_struct", &["tgid"])?,
             bprm_filename: btf.offset_of("linux_binprm", &["filename"])?,
         })
     }

@@ -4,7 +4,7 @@
 use aya::maps::{Array, MapData};
 use aya::{
     Ebpf, EbpfError, EbpfLoader,
-    programs::{ProgramError, RawTracePoint},
+    programs::{ProgramError, RawTracePoint, TracePoint},
 };
 use thiserror::Error;
 
@@ -22,6 +22,27 @@ const LIFECYCLE: [&str; 3] = [
     "sched_process_exit",
     "sched_process_exec",
 ];
+
+/// Where the syscall programs run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SyscallHooks {
+    /// The raw `sys_enter`/`sys_exit` tracepoints: every syscall of every task runs them.
+    Raw,
+    /// The chosen calls' own events (`syscalls:sys_enter_<event>`, `sys_exit_<event>`,
+    /// by these event names): no program runs for other calls. A child is followed at
+    /// fork, so only in the initial pid namespace; 32-bit tasks' calls have no events.
+    Events(Vec<String>),
+}
+
+impl SyscallHooks {
+    /// The programs verified and attached, by name.
+    fn programs(&self) -> [&'static str; 2] {
+        match self {
+            SyscallHooks::Raw => ["sys_enter", "sys_exit"],
+            SyscallHooks::Events(_) => ["sys_enter_event", "sys_exit_event"],
+        }
+    }
+}
 
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/trace"));
 
@@ -75,6 +96,7 @@ pub struct Settings {
     pub verbose: u8,
     /// `--envp`: send the environment a successful execve's program received.
     pub exec_envp: bool,
+    pub hooks: SyscallHooks,
 }
 
 pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
@@ -95,6 +117,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
     let wakeup = u64::from(s.ring_bytes / 4);
     let log_level = super::bpf_log::level_for(s.verbose);
     let exec_envp = flag(s.exec_envp);
+    let follow_at_fork = flag(matches!(s.hooks, SyscallHooks::Events(_)));
     let mut bpf = EbpfLoader::new()
         .override_global(globals::TRACE_ALL, &trace_all, true)
         .override_global(globals::FILTER_UID, &filter_uid, true)
@@ -103,6 +126,8 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .override_global(globals::PIDNS_DEV, &ns_dev, true)
         .override_global(globals::PIDNS_INO, &ns_ino, true)
         .override_global(globals::TASK_PID_OFF, &s.lifecycle.task_pid, true)
+        .override_global(globals::TASK_TGID_OFF, &s.lifecycle.task_tgid, true)
+        .override_global(globals::FOLLOW_AT_FORK, &follow_at_fork, true)
         .override_global(globals::GROUP_EXIT_BY, &group_exit_by, true)
         .override_global(globals::TASK_SIGNAL_OFF, &live.task_signal, true)
         .override_global(globals::SIGNAL_LIVE_OFF, &live.signal_live, true)
@@ -131,10 +156,12 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         prog.load()
             .map_err(|source| LoadError::Attach { name, source })?;
     }
-    for name in ["sys_enter", "sys_exit"] {
-        let prog: &mut RawTracePoint = program(&mut bpf, name)?;
-        prog.load()
-            .map_err(|source| LoadError::Attach { name, source })?;
+    for name in s.hooks.programs() {
+        let loaded = match &s.hooks {
+            SyscallHooks::Raw => program::<RawTracePoint>(&mut bpf, name)?.load(),
+            SyscallHooks::Events(_) => program::<TracePoint>(&mut bpf, name)?.load(),
+        };
+        loaded.map_err(|source| LoadError::Attach { name, source })?;
     }
     Ok(bpf)
 }
@@ -161,11 +188,24 @@ pub fn attach_lifecycle(bpf: &mut Ebpf) -> Result<(), LoadError> {
 }
 
 /// The syscall programs: attached last, once the pid maps are written and swept.
-pub fn attach_syscalls(bpf: &mut Ebpf) -> Result<(), LoadError> {
-    for name in ["sys_enter", "sys_exit"] {
-        let prog: &mut RawTracePoint = program(bpf, name)?;
-        prog.attach(name)
-            .map_err(|source| LoadError::Attach { name, source })?;
+pub fn attach_syscalls(bpf: &mut Ebpf, hooks: &SyscallHooks) -> Result<(), LoadError> {
+    match hooks {
+        SyscallHooks::Raw => {
+            for name in hooks.programs() {
+                let prog: &mut RawTracePoint = program(bpf, name)?;
+                prog.attach(name)
+                    .map_err(|source| LoadError::Attach { name, source })?;
+            }
+        }
+        SyscallHooks::Events(events) => {
+            for (name, side) in hooks.programs().into_iter().zip(["enter", "exit"]) {
+                let prog: &mut TracePoint = program(bpf, name)?;
+                for event in events {
+                    prog.attach("syscalls", &format!("sys_{side}_{event}"))
+                        .map_err(|source| LoadError::Attach { name, source })?;
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -211,22 +251,36 @@ pub fn write_cpus(bpf: &mut Ebpf, cpus: &[u32]) -> Result<(), LoadError> {
     write_array(bpf, CPUS, cpus.iter().map(|&cpu| (cpu, 1u32)))
 }
 
+fn unload(prog: &mut aya::programs::Program) {
+    match prog {
+        aya::programs::Program::TracePoint(p) => {
+            let _ = p.unload();
+        }
+        aya::programs::Program::RawTracePoint(p) => {
+            let _ = p.unload();
+        }
+        _ => {}
+    }
+}
+
 /// Stops the syscall programs (their links are dropped); the maps stay readable.
 pub fn detach_syscalls(bpf: &mut Ebpf) {
-    for name in ["sys_enter", "sys_exit"] {
-        if let Ok(prog) = program::<RawTracePoint>(bpf, name) {
-            let _ = prog.unload();
+    for name in ["sys_enter", "sys_exit", "sys_enter_event", "sys_exit_event"] {
+        if let Some(prog) = bpf.program_mut(name) {
+            unload(prog);
         }
     }
 }
 
-/// Detaches every program rtrace attached.
+/// Detaches every program rtrace attached, at once: detaching a classic tracepoint's
+/// perf event waits for the kernel's grace periods (tens of milliseconds), so doing
+/// them in turn would add up (raw tracepoints detach at once).
 pub fn detach_all(bpf: &mut Ebpf) {
-    for name in LIFECYCLE.into_iter().chain(["sys_enter", "sys_exit"]) {
-        if let Ok(prog) = program::<RawTracePoint>(bpf, name) {
-            let _ = prog.unload();
+    std::thread::scope(|s| {
+        for (_, prog) in bpf.programs_mut() {
+            s.spawn(move || unload(prog));
         }
-    }
+    });
 }
 
 /// The fd of a map, for the bpf(2) calls rtrace makes itself.

@@ -40,6 +40,11 @@ fn has_events(dir: &Path) -> bool {
 }
 
 impl Tracefs {
+    /// Whether the kernel has the event `category:name`.
+    pub fn has_event(&self, category: &str, name: &str) -> bool {
+        self.root.join(format!("events/{category}/{name}")).is_dir()
+    }
+
     /// Finds tracefs, mounting it at /sys/kernel/tracing if nothing is there yet.
     pub fn find_or_mount() -> Result<Self, TracefsError> {
         for dir in [MOUNT_POINT, DEBUGFS_TRACING] {
