@@ -212,7 +212,7 @@ fn read_slot(slot: &AugSlot, args: &[u64; 6], ret: i64, dst: *mut u8) -> (u16, b
                 return (0, want > 0);
             }
             // SAFETY: n is below the slot's room.
-            let rc = unsafe { bpf_probe_read_user(dst.cast(), n as u32, src as *const _) };
+            let rc = unsafe { bpf_probe_read_user(dst.cast(), bounded(n), src as *const _) };
             if rc != 0 {
                 (AUG_FAILED, false)
             } else {
@@ -435,10 +435,10 @@ pub fn assemble_entry(
     // SAFETY: slot 0 lies inside the scratch buffer.
     let dst = unsafe { buf.add(SYSCALL_RECORD_SIZE) };
     let mut used = 0;
-    // SAFETY: n is below the slot's room.
+    // SAFETY: n is below the slot's room (and bounded again where the helper takes it).
     if n > 0
         && src != 0
-        && unsafe { bpf_probe_read_user(dst.cast(), n as u32, src as *const _) } == 0
+        && unsafe { bpf_probe_read_user(dst.cast(), bounded(n), src as *const _) } == 0
     {
         rec.aug_len[0] = n as u16;
         rec.aug_cut[0] = (want > n) as u8;
@@ -449,6 +449,18 @@ pub fn assemble_entry(
     let total = (SYSCALL_RECORD_SIZE + used).min(RECORD_MAX);
     // SAFETY: total is within the buffer, which lives as long as the map.
     Some(unsafe { core::slice::from_raw_parts(buf, total) })
+}
+
+/// `n` (at most AUG_KEEP_MAX) as the helper's size, masked in the register the call
+/// takes: the compiler knows the mask changes nothing and would drop it, and where it
+/// spills `n` between its checks and the call, 6.1's verifier loses the bounds (seen
+/// with the per-syscall event programs: "R2 min value is negative").
+#[inline(always)]
+fn bounded(n: u64) -> u32 {
+    let mut v = n;
+    // SAFETY: arithmetic on a register, nothing else.
+    unsafe { core::arch::asm!("{0} &= {mask}", inout(reg) v, mask = const SLOT_MASK) };
+    v as u32
 }
 
 /// Assembles `rec` and the slots that `plan` reads in the scratch buffer; returns the
