@@ -167,7 +167,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         say!("rtrace: {settings:?}");
         if let SyscallHooks::Events(events) = &settings.hooks {
             say!(
-                "rtrace: the syscall programs run on the chosen calls' own events ({} of them), no other call runs them; a 32-bit task's calls have none (RTRACE_SYSCALL_HOOKS=raw sees them)",
+                "rtrace: the syscall programs run on the chosen calls' own events ({} of them), no other call runs them; a 32-bit task's calls have none",
                 events.len()
             );
         }
@@ -229,7 +229,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
                 .map(|(nr, i)| (nr, i.plan_with_limit(cfg.string_limit))),
         )?;
     }
-    loader::attach_syscalls(&mut bpf, &settings.hooks)?;
+    let mut event_links = loader::attach_syscalls(&mut bpf, &settings.hooks)?;
     // Where each target is, read once tracing has begun (the held command has not run).
     let proc_seeds = ProcSeed::read(
         processes_to_seed(&cfg, workload.as_ref()),
@@ -268,7 +268,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     ))?;
     if let Some(summary) = &cfg.summary {
         // Detach the syscall programs first: the numbers read below no longer move.
-        loader::detach_syscalls(&mut bpf);
+        loader::detach_syscalls(&mut bpf, &mut event_links);
         let sections = stats_maps::read_sections(&bpf, summary.total)?;
         let mut text = String::new();
         let opts = SummaryOptions {
@@ -284,10 +284,10 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     }
     let _ = out.flush();
     if let Some(end) = failed_output(&out) {
-        loader::detach_all(&mut bpf);
+        loader::detach_all(&mut bpf, &mut event_links);
         return end;
     }
-    loader::detach_all(&mut bpf);
+    loader::detach_all(&mut bpf, &mut event_links);
     drop(bpf);
     if ended.stats_lost > 0 {
         say!(
@@ -324,16 +324,21 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
 }
 
 /// Unfinished entries belong to perf's text output without filters.
-/// Where the syscall programs run: on the calls `-e` chose, each on its own events, when
-/// that can show all it would on the raw tracepoints (rtrace in the initial pid
-/// namespace; no exec chosen, whose reads need the registers, nor rt_sigreturn; every
-/// call with its events), else on the raw tracepoints. `RTRACE_SYSCALL_HOOKS=raw`
-/// keeps the raw ones (a 32-bit task's calls have no events).
+/// The most calls `-e` runs on their own events (see [`syscall_hooks`]).
+const EVENTS_AT_MOST: usize = 32;
+
+/// Where the syscall programs run: on the raw tracepoints, or, when asked
+/// (`RTRACE_SYSCALL_HOOKS=events`), on the calls `-e` chose, each on its own events,
+/// where that shows all the raw tracepoints would (rtrace in the initial pid namespace;
+/// no exec chosen, whose reads need the registers, nor rt_sigreturn; every call with its
+/// events; a 32-bit task's calls have none). Not by default: each chosen call's two perf
+/// events take ~0.1 s to attach and release (the kernel serializes their grace
+/// periods), which only a long or busy trace wins back.
 fn syscall_hooks(cfg: &Config, initial_ns: bool, tracefs: &Tracefs) -> SyscallHooks {
     let Some(nrs) = &cfg.selection else {
         return SyscallHooks::Raw;
     };
-    if !initial_ns || std::env::var("RTRACE_SYSCALL_HOOKS").is_ok_and(|v| v == "raw") {
+    if !initial_ns || std::env::var("RTRACE_SYSCALL_HOOKS").as_deref() != Ok("events") {
         return SyscallHooks::Raw;
     }
     let mut events = Vec::new();
@@ -353,6 +358,11 @@ fn syscall_hooks(cfg: &Config, initial_ns: bool, tracefs: &Tracefs) -> SyscallHo
     }
     events.sort();
     events.dedup();
+    // Each chosen call costs two perf events to attach and release: a long list is
+    // cheaper on the raw tracepoints.
+    if events.len() > EVENTS_AT_MOST {
+        return SyscallHooks::Raw;
+    }
     SyscallHooks::Events(events)
 }
 

@@ -527,9 +527,10 @@ fn perf_config_files_and_colour() {
     std::fs::remove_dir_all(&home).unwrap();
 }
 
-/// `-e` puts the syscall programs on the chosen calls' own events: the same lines as on
-/// the raw tracepoints, children and grandchildren followed (they are made targets at
-/// fork, as no other call's exit runs a program to adopt them), and `-v` says so.
+/// `RTRACE_SYSCALL_HOOKS=events` puts `-e`'s syscall programs on the chosen calls' own
+/// events: the same lines as on the raw tracepoints (the default), children and
+/// grandchildren followed (they are made targets at fork, as no other call's exit runs
+/// a program to adopt them), and `-v` says so.
 #[test]
 fn e_runs_on_the_chosen_calls_own_events_and_follows_children() {
     if !bpf_ready("e_runs_on_the_chosen_calls_own_events_and_follows_children") {
@@ -547,8 +548,8 @@ fn e_runs_on_the_chosen_calls_own_events_and_follows_children() {
         r
     };
     const SAID: &str = "the syscall programs run on the chosen calls' own events";
-    let events = trace(None);
-    let raw = trace(Some("raw"));
+    let events = trace(Some("events"));
+    let raw = trace(None);
     assert!(events.stderr.contains(SAID), "{events}");
     assert!(!raw.stderr.contains(SAID), "{raw}");
     let calls = |r: &rtrace_tests::Run| -> Vec<(String, String, String)> {

@@ -4,7 +4,7 @@
 use aya::maps::{Array, MapData};
 use aya::{
     Ebpf, EbpfError, EbpfLoader,
-    programs::{ProgramError, RawTracePoint, TracePoint},
+    programs::{ProgramError, RawTracePoint, TracePoint, trace_point::TracePointLinkId},
 };
 use thiserror::Error;
 
@@ -187,8 +187,14 @@ pub fn attach_lifecycle(bpf: &mut Ebpf) -> Result<(), LoadError> {
     Ok(())
 }
 
+/// The links of the syscall programs on the chosen calls' events, kept so that they can
+/// be dropped all at once: releasing each event waits for the kernel's grace periods.
+#[derive(Default)]
+pub struct EventLinks(Vec<(&'static str, TracePointLinkId)>);
+
 /// The syscall programs: attached last, once the pid maps are written and swept.
-pub fn attach_syscalls(bpf: &mut Ebpf, hooks: &SyscallHooks) -> Result<(), LoadError> {
+pub fn attach_syscalls(bpf: &mut Ebpf, hooks: &SyscallHooks) -> Result<EventLinks, LoadError> {
+    let mut links = EventLinks::default();
     match hooks {
         SyscallHooks::Raw => {
             for name in hooks.programs() {
@@ -201,13 +207,15 @@ pub fn attach_syscalls(bpf: &mut Ebpf, hooks: &SyscallHooks) -> Result<(), LoadE
             for (name, side) in hooks.programs().into_iter().zip(["enter", "exit"]) {
                 let prog: &mut TracePoint = program(bpf, name)?;
                 for event in events {
-                    prog.attach("syscalls", &format!("sys_{side}_{event}"))
+                    let id = prog
+                        .attach("syscalls", &format!("sys_{side}_{event}"))
                         .map_err(|source| LoadError::Attach { name, source })?;
+                    links.0.push((name, id));
                 }
             }
         }
     }
-    Ok(())
+    Ok(links)
 }
 
 /// Sets entries of the array map `name`. Indexes past the map are left out: nothing
@@ -263,8 +271,22 @@ fn unload(prog: &mut aya::programs::Program) {
     }
 }
 
-/// Stops the syscall programs (their links are dropped); the maps stay readable.
-pub fn detach_syscalls(bpf: &mut Ebpf) {
+/// Stops the syscall programs (their links are dropped, the events' all at once); the
+/// maps stay readable.
+pub fn detach_syscalls(bpf: &mut Ebpf, links: &mut EventLinks) {
+    let mut owned = Vec::new();
+    for (name, id) in links.0.drain(..) {
+        if let Ok(prog) = program::<TracePoint>(bpf, name)
+            && let Ok(link) = prog.take_link(id)
+        {
+            owned.push(link);
+        }
+    }
+    std::thread::scope(|s| {
+        for link in owned {
+            s.spawn(move || drop(link));
+        }
+    });
     for name in ["sys_enter", "sys_exit", "sys_enter_event", "sys_exit_event"] {
         if let Some(prog) = bpf.program_mut(name) {
             unload(prog);
@@ -275,7 +297,8 @@ pub fn detach_syscalls(bpf: &mut Ebpf) {
 /// Detaches every program rtrace attached, at once: detaching a classic tracepoint's
 /// perf event waits for the kernel's grace periods (tens of milliseconds), so doing
 /// them in turn would add up (raw tracepoints detach at once).
-pub fn detach_all(bpf: &mut Ebpf) {
+pub fn detach_all(bpf: &mut Ebpf, links: &mut EventLinks) {
+    detach_syscalls(bpf, links);
     std::thread::scope(|s| {
         for (_, prog) in bpf.programs_mut() {
             s.spawn(move || unload(prog));

@@ -36,6 +36,8 @@ enum Tracer {
     Untraced,
     Floor(&'static str),
     Rtrace(&'static [&'static str]),
+    /// rtrace with `RTRACE_SYSCALL_HOOKS=events`.
+    RtraceEvents(&'static [&'static str]),
     Perf(&'static [&'static str]),
     Strace(&'static [&'static str]),
 }
@@ -52,6 +54,9 @@ impl Tracer {
             Tracer::Untraced => "untraced".into(),
             Tracer::Floor(kind) => format!("floor: {kind}"),
             Tracer::Rtrace(a) => with("rtrace", a),
+            Tracer::RtraceEvents(a) => {
+                format!("{}, RTRACE_SYSCALL_HOOKS=events", with("rtrace", a))
+            }
             Tracer::Perf(a) => with("perf trace", a),
             Tracer::Strace(a) => with("strace -f", a),
         }
@@ -73,7 +78,10 @@ impl Tracer {
                 v.push(kind.into());
                 v.push("--".into());
             }
-            Tracer::Rtrace(a) => {
+            Tracer::Rtrace(a) | Tracer::RtraceEvents(a) => {
+                if matches!(self, Tracer::RtraceEvents(_)) {
+                    v.extend(["env".into(), "RTRACE_SYSCALL_HOOKS=events".into()]);
+                }
                 v.push(bins.rtrace.display().to_string());
                 v.extend(a.iter().map(|s| s.to_string()));
                 v.extend(["-o".into(), out, "--".into()]);
@@ -93,7 +101,7 @@ impl Tracer {
     }
 }
 
-const TRACERS: [Tracer; 11] = [
+const TRACERS: [Tracer; 12] = [
     Tracer::Untraced,
     Tracer::Floor("count"),
     Tracer::Floor("duration"),
@@ -101,6 +109,7 @@ const TRACERS: [Tracer; 11] = [
     Tracer::Rtrace(&[]),
     Tracer::Rtrace(&["-s"]),
     Tracer::Rtrace(&["-e", "openat"]),
+    Tracer::RtraceEvents(&["-e", "openat"]),
     Tracer::Perf(&[]),
     Tracer::Perf(&["-s"]),
     Tracer::Strace(&[]),
