@@ -256,11 +256,11 @@ fn machine() -> String {
         })
         .unwrap_or_else(|| "unknown CPU".into());
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let kernel = nix_uname();
+    let kernel = kernel_release();
     format!("{cores} × {cpu}, Linux {kernel}")
 }
 
-fn nix_uname() -> String {
+fn kernel_release() -> String {
     fs::read_to_string("/proc/sys/kernel/osrelease")
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|_| "unknown".into())
