@@ -1,6 +1,7 @@
 //! rtrace's task runner: `cargo xtask <setup|trace|test>`.
 
 mod bench;
+mod container;
 mod docs;
 mod fidelity;
 mod run;
@@ -68,6 +69,10 @@ enum Task {
         /// then 6.1 and 6.12).
         #[arg(long, value_name = "native|6.1|6.12|all")]
         kernel: Option<String>,
+        /// The container smoke test: rtrace inside Docker and runc containers (Docker
+        /// is installed and started when none answers). Part of `--kernel all`.
+        #[arg(long)]
+        container: bool,
         /// Test-name filters for the root integration tests, e.g. `-- lifecycle`.
         filter: Vec<String>,
     },
@@ -125,17 +130,30 @@ fn real_main() -> Result<()> {
         Task::Test {
             no_lint,
             kernel,
+            container,
             filter,
         } => {
-            let kernel = kernel.as_deref().unwrap_or("native");
-            let kernels = vm::Kernels::parse(kernel)?;
             setup::setup()?;
-            match kernels {
-                vm::Kernels::Native => test::test(!no_lint, &filter),
+            // `--container` alone runs only the container smoke test.
+            if container && kernel.is_none() {
+                return test::test_container();
+            }
+            let kernel = kernel.as_deref().unwrap_or("native");
+            match vm::Kernels::parse(kernel)? {
+                vm::Kernels::Native => {
+                    test::test(!no_lint, &filter)?;
+                    if container {
+                        test::test_container()?;
+                    }
+                    Ok(())
+                }
                 vm::Kernels::Series(series) => {
-                    // `all`: every check and test here first, then the matrix.
+                    // `all`: every check and test here, the containers, then the matrix.
                     if kernel == "all" {
                         test::test(!no_lint, &filter)?;
+                    }
+                    if kernel == "all" || container {
+                        test::test_container()?;
                     }
                     test::test_kernels(&series, &filter)
                 }

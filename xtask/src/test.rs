@@ -76,6 +76,19 @@ pub fn test(lint: bool, filter: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// `cargo xtask test --container`: builds rtrace and runs it inside containers (see
+/// [`crate::container`]).
+pub fn test_container() -> Result<()> {
+    let root = workspace_root();
+    run_step(
+        "build rtrace",
+        Command::new("cargo")
+            .current_dir(&root)
+            .args(["build", "--package", "trace-cli"]),
+    )?;
+    crate::container::smoke(&root.join("target/debug/rtrace"))
+}
+
 /// `cargo xtask test --kernel …`: builds rtrace and the root test executable on the
 /// host, then runs that executable in a VM per kernel series (see [`vm`]).
 pub fn test_kernels(series: &[&'static str], filter: &[String]) -> Result<()> {

@@ -1,5 +1,6 @@
 //! Can this process load and attach tracing programs? Checked up front so that the
-//! user gets one plain sentence instead of a verifier or EPERM dump.
+//! user gets one plain sentence, naming the capabilities that are missing, instead of a
+//! verifier or EPERM dump. Root in a container often lacks them: the sentence says so.
 
 use thiserror::Error;
 
@@ -7,24 +8,68 @@ const CAP_SYS_ADMIN: u32 = 21;
 const CAP_PERFMON: u32 = 38;
 const CAP_BPF: u32 = 39;
 
-#[derive(Debug, Error)]
-#[error(
-    "permission denied: tracing needs root, or the CAP_BPF and CAP_PERFMON capabilities — run it with sudo"
-)]
-pub struct NotPrivileged;
+/// The effective capability set, as /proc/self/status shows it (`CapEff`).
+#[derive(Clone, Copy, Debug)]
+pub struct Caps(pub u64);
 
-pub fn caps_allow_tracing(caps: u64) -> bool {
-    let has = |cap: u32| caps & (1u64 << cap) != 0;
-    (has(CAP_BPF) && has(CAP_PERFMON)) || has(CAP_SYS_ADMIN)
+impl Caps {
+    pub fn current() -> Self {
+        let eff = procfs::process::Process::myself().and_then(|p| p.status());
+        Self(eff.map(|s| s.capeff).unwrap_or(0))
+    }
+
+    fn has(self, cap: u32) -> bool {
+        self.0 & (1u64 << cap) != 0
+    }
+
+    /// Loading and attaching tracing programs: CAP_BPF with CAP_PERFMON, or (on every
+    /// kernel, and the only way before 5.8) CAP_SYS_ADMIN.
+    pub fn allow_tracing(self) -> bool {
+        (self.has(CAP_BPF) && self.has(CAP_PERFMON)) || self.has(CAP_SYS_ADMIN)
+    }
+
+    /// Mounting tracefs.
+    pub fn allow_mount(self) -> bool {
+        self.has(CAP_SYS_ADMIN)
+    }
+
+    /// The tracing capabilities this set lacks, by name.
+    fn missing(self) -> Vec<&'static str> {
+        [(CAP_BPF, "CAP_BPF"), (CAP_PERFMON, "CAP_PERFMON")]
+            .into_iter()
+            .filter(|&(cap, _)| !self.has(cap))
+            .map(|(_, name)| name)
+            .collect()
+    }
 }
 
-/// From the effective capability set in /proc/self/status.
-pub fn check() -> Result<(), NotPrivileged> {
-    let caps = procfs::process::Process::myself().and_then(|p| p.status());
-    match caps {
-        Ok(status) if caps_allow_tracing(status.capeff) => Ok(()),
-        _ => Err(NotPrivileged),
+#[derive(Debug, Error)]
+#[error(
+    "permission denied: tracing needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN, and this process lacks {} and CAP_SYS_ADMIN — {}",
+    missing.join(", "),
+    if *as_root {
+        "it runs as root without them: in a container, add them (see the README's \"In a container\")"
+    } else {
+        "run it with sudo"
     }
+)]
+pub struct NotPrivileged {
+    missing: Vec<&'static str>,
+    as_root: bool,
+}
+
+pub fn check_caps(caps: Caps, as_root: bool) -> Result<(), NotPrivileged> {
+    if caps.allow_tracing() {
+        return Ok(());
+    }
+    Err(NotPrivileged {
+        missing: caps.missing(),
+        as_root,
+    })
+}
+
+pub fn check() -> Result<(), NotPrivileged> {
+    check_caps(Caps::current(), nix::unistd::geteuid().is_root())
 }
 
 #[cfg(test)]
@@ -33,9 +78,26 @@ mod tests {
 
     #[test]
     fn capabilities_that_allow_tracing() {
-        assert!(caps_allow_tracing(0x1ff_ffff_ffff));
-        assert!(!caps_allow_tracing(0));
-        assert!(caps_allow_tracing((1 << CAP_BPF) | (1 << CAP_PERFMON)));
-        assert!(!caps_allow_tracing(1 << CAP_BPF));
+        assert!(Caps(0x1ff_ffff_ffff).allow_tracing());
+        assert!(!Caps(0).allow_tracing());
+        assert!(Caps((1 << CAP_BPF) | (1 << CAP_PERFMON)).allow_tracing());
+        assert!(!Caps(1 << CAP_BPF).allow_tracing());
+        assert!(Caps(1 << CAP_SYS_ADMIN).allow_tracing());
+        assert!(!Caps((1 << CAP_BPF) | (1 << CAP_PERFMON)).allow_mount());
+    }
+
+    #[test]
+    fn the_refusal_names_what_is_missing() {
+        // Docker's default set for root in a container.
+        let e = check_caps(Caps(0xa80425fb), true).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "permission denied: tracing needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN, and this process lacks CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN — it runs as root without them: in a container, add them (see the README's \"In a container\")"
+        );
+        let e = check_caps(Caps(1 << CAP_BPF), false).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "permission denied: tracing needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN, and this process lacks CAP_PERFMON and CAP_SYS_ADMIN — run it with sudo"
+        );
     }
 }

@@ -8,6 +8,7 @@ use std::{
 
 use thiserror::Error;
 
+use super::privilege::Caps;
 use crate::decode::FormatSource;
 
 const MOUNT_POINT: &str = "/sys/kernel/tracing";
@@ -22,6 +23,10 @@ pub enum TracefsError {
         #[source]
         source: io::Error,
     },
+    #[error(
+        "tracefs is not mounted at {MOUNT_POINT}, and mounting it needs CAP_SYS_ADMIN — mount it first (mount -t tracefs nodev {MOUNT_POINT}), or in a container bind the host's (docker run -v {MOUNT_POINT}:{MOUNT_POINT}:ro)"
+    )]
+    MountNeedsSysAdmin,
     #[error("cannot read {path}: {source}")]
     Read {
         path: PathBuf,
@@ -59,7 +64,13 @@ impl Tracefs {
             nix::mount::MsFlags::empty(),
             None::<&str>,
         )
-        .map_err(|e| TracefsError::Mount { source: e.into() })?;
+        .map_err(|e| {
+            if e == nix::errno::Errno::EPERM && !Caps::current().allow_mount() {
+                TracefsError::MountNeedsSysAdmin
+            } else {
+                TracefsError::Mount { source: e.into() }
+            }
+        })?;
         Ok(Self {
             root: MOUNT_POINT.into(),
         })

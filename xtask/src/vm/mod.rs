@@ -24,7 +24,7 @@ use std::{
 use anyhow::{Context, Result, bail};
 
 pub use artifact::test_executable;
-pub use tools::{apt_install, ensure as ensure_tools};
+pub use tools::{apt_install, ensure as ensure_tools, which};
 
 /// The kernel series of the matrix (`--kernel all`).
 pub const SERIES: [&str; 2] = ["6.1", "6.12"];
