@@ -383,10 +383,74 @@ fn unprivileged_users_are_told_what_is_needed() {
     );
     assert_eq!(r.code(), Some(1), "{r}");
     assert_eq!(r.stderr.lines().count(), 1, "{r}");
+    assert_eq!(
+        r.stderr.trim_end(),
+        "rtrace: permission denied: tracing needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN, and this process lacks CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN — run it with sudo",
+        "{r}"
+    );
+}
+
+/// `setpriv` for root with only `caps` (e.g. `+bpf,+perfmon`; `` for none) in every set.
+fn root_with_caps(caps: &str) -> Command {
+    let mut c = Command::new("setpriv");
+    for set in ["--bounding-set", "--inh-caps", "--ambient-caps"] {
+        c.arg(format!("{set}=-all{caps}"));
+    }
+    c
+}
+
+#[test]
+fn root_without_the_capabilities_is_told_so() {
+    if !bpf_ready("root_without_the_capabilities_is_told_so") {
+        return;
+    }
+    // Root in a container with Docker's default capabilities is in this state.
+    let r = run(
+        root_with_caps("")
+            .arg(rtrace_tests::rtrace_bin())
+            .args(["--", "true"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(1), "{r}");
+    assert_eq!(
+        r.stderr.trim_end(),
+        "rtrace: permission denied: tracing needs CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN, and this process lacks CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN — it runs as root without them: in a container, add them (see the README's \"In a container\")",
+        "{r}"
+    );
+}
+
+#[test]
+fn cap_bpf_and_cap_perfmon_are_enough_where_tracefs_is_mounted() {
+    if !bpf_ready("cap_bpf_and_cap_perfmon_are_enough_where_tracefs_is_mounted") {
+        return;
+    }
+    let r = run(
+        root_with_caps(",+bpf,+perfmon")
+            .arg(rtrace_tests::rtrace_bin())
+            .args(["--", "cat", "/proc/self/stat"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
     assert!(
-        r.stderr.starts_with(
-            "rtrace: permission denied: tracing needs root, or the CAP_BPF and CAP_PERFMON"
-        ),
+        lines.iter().any(|l| l.name == "openat" && l.args.contains("/proc/self/stat")),
+        "{r}"
+    );
+
+    // Without tracefs (a container's own mount namespace), mounting it needs
+    // CAP_SYS_ADMIN: the line says so and how to bind the host's.
+    let script = format!(
+        "umount /sys/kernel/tracing 2>/dev/null; umount /sys/kernel/debug/tracing 2>/dev/null; umount /sys/kernel/debug 2>/dev/null; exec setpriv --bounding-set=-all,+bpf,+perfmon --inh-caps=-all,+bpf,+perfmon --ambient-caps=-all,+bpf,+perfmon {} -- true",
+        rtrace_tests::rtrace_bin().display()
+    );
+    let r = run(
+        Command::new("unshare").args(["-m", "sh", "-c", &script]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(1), "{r}");
+    assert_eq!(
+        r.stderr.trim_end(),
+        "rtrace: tracefs is not mounted at /sys/kernel/tracing, and mounting it needs CAP_SYS_ADMIN — mount it first (mount -t tracefs nodev /sys/kernel/tracing), or in a container bind the host's (docker run -v /sys/kernel/tracing:/sys/kernel/tracing:ro)",
         "{r}"
     );
 }
