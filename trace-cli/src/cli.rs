@@ -97,15 +97,38 @@ pub struct Args {
     pub no_inherit: bool,
 
     /// Trace only these syscalls: a comma list of names and globs (`open*`), the groups
-    /// `file` and `string`; a leading `!` traces all but these.
+    /// `file` and `string`; a leading `!` traces all but these. Tracepoint events
+    /// (`sched:sched_switch`, `'sched:*'`) go in the same list; alone, they trace no
+    /// syscall.
     #[arg(
         short = 'e',
         long = "expr",
         visible_alias = "event",
         help_heading = "Events",
-        value_name = "SYSCALLS"
+        value_name = "SYSCALLS,EVENTS"
     )]
     pub expr: Vec<String>,
+
+    /// Show only the tracepoint events of the last -e whose fields pass EXPR, in the
+    /// kernel's filter language (`prev_pid == 1 && next_comm ~ "kworker*"`).
+    #[arg(long = "filter", help_heading = "Events", value_name = "EXPR")]
+    pub filter: Option<String>,
+
+    /// With tracepoint events, trace every syscall too.
+    #[arg(
+        long = "syscalls",
+        help_heading = "Events",
+        overrides_with = "no_syscalls"
+    )]
+    pub syscalls: bool,
+
+    /// Trace no syscall but those named with -e.
+    #[arg(
+        long = "no-syscalls",
+        help_heading = "Events",
+        overrides_with = "syscalls"
+    )]
+    pub no_syscalls: bool,
 
     /// One JSON object per syscall (JSON Lines) instead of perf's lines.
     #[arg(long = "json", help_heading = "Output", overrides_with = "no_json")]
@@ -277,18 +300,8 @@ pub struct Args {
     #[arg(long = "no-sort-events", overrides_with = "sort_events", hide = true)]
     pub no_sort_events: bool,
 
-    /// perf: trace syscalls (the default; `--no-syscalls` is not supported yet).
-    #[arg(
-        long = "syscalls",
-        help_heading = "Accepted for perf compatibility (no effect)",
-        overrides_with = "no_syscalls"
-    )]
-    pub syscalls: bool,
-
     // perf trace's options that rtrace does not have yet: parsed so that the user is
     // told so in one line (see `Args::unsupported`), not "unexpected argument".
-    #[arg(long = "no-syscalls", overrides_with = "syscalls", hide = true)]
-    pub no_syscalls: bool,
     #[arg(long = "call-graph", hide = true)]
     pub call_graph: Option<String>,
     #[arg(long = "kernel-syscall-graph", hide = true)]
@@ -305,8 +318,6 @@ pub struct Args {
     pub delay: Option<String>,
     #[arg(short = 'i', long = "input", hide = true)]
     pub input: Option<String>,
-    #[arg(long = "filter", hide = true)]
-    pub filter: Option<String>,
     #[arg(long = "map-dump", hide = true)]
     pub map_dump: Option<String>,
     #[arg(long = "proc-map-timeout", hide = true)]
@@ -342,8 +353,7 @@ pub struct Args {
 impl Args {
     /// The first perf option given that rtrace does not have yet.
     pub fn unsupported(&self) -> Option<&'static str> {
-        let given: [(bool, &'static str); 18] = [
-            (self.no_syscalls, "--no-syscalls"),
+        let given: [(bool, &'static str); 16] = [
             (self.call_graph.is_some(), "--call-graph"),
             (self.kernel_syscall_graph, "--kernel-syscall-graph"),
             (self.max_stack.is_some(), "--max-stack"),
@@ -352,7 +362,6 @@ impl Args {
             (self.cgroup.is_some(), "-G/--cgroup"),
             (self.delay.is_some(), "-D/--delay"),
             (self.input.is_some(), "-i/--input"),
-            (self.filter.is_some(), "--filter"),
             (self.map_dump.is_some(), "--map-dump"),
             (self.proc_map_timeout.is_some(), "--proc-map-timeout"),
             (self.print_sample, "--print-sample"),

@@ -145,6 +145,10 @@ pub struct Config {
     pub cpus: Option<Vec<u32>>,
     /// `-e`: the syscall numbers to trace; `None` traces all.
     pub selection: Option<Vec<u32>>,
+    /// `-e cat:name`: tracepoint events (globs), in order.
+    pub events: Vec<String>,
+    /// `--filter`: on the events of the last of them.
+    pub event_filter: Option<String>,
     /// Warnings to print before starting (`rtrace: skipping unknown syscall 'x'`).
     pub warnings: Vec<String>,
 }
@@ -371,14 +375,18 @@ pub fn resolve_with(
             perf.color,
             terminal,
         );
-    let selection = if args.expr.is_empty() {
-        None
-    } else {
-        let sel = selection::parse(&args.expr.join(","))?;
+    let (syscall_words, events) = crate::events::split_expr(&args.expr);
+    let selection = if !syscall_words.is_empty() {
+        let sel = selection::parse(&syscall_words.join(","))?;
         for word in &sel.unknown {
             warnings.push(format!("skipping unknown syscall '{word}'"));
         }
         Some(sel.nrs)
+    } else if (!events.is_empty() && !args.syscalls) || args.no_syscalls {
+        // perf: events alone trace no syscall unless --syscalls asks for them all.
+        Some(Vec::new())
+    } else {
+        None
     };
     let pid_map_entries = pid_map_entries(std::env::var("RTRACE_PID_MAP_ENTRIES").ok().as_deref())?;
     let summary_entries = summary_entries(std::env::var("RTRACE_SUMMARY_ENTRIES").ok().as_deref())?;
@@ -392,6 +400,8 @@ pub fn resolve_with(
         pid_map_entries,
         summary_entries,
         selection,
+        events,
+        event_filter: args.filter.clone(),
         warnings,
         summary,
         targets,

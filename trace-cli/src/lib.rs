@@ -15,6 +15,7 @@ macro_rules! say {
 pub mod cli;
 pub mod config;
 pub mod decode;
+pub mod events;
 pub mod kernel;
 pub mod output;
 pub mod perfconfig;

@@ -66,6 +66,8 @@ pub enum SessionError {
     #[error(transparent)]
     Tracefs(#[from] TracefsError),
     #[error(transparent)]
+    Events(#[from] crate::events::EventsError),
+    #[error(transparent)]
     Kernel(#[from] Missing),
     #[error("reading the kernel's BTF: {0}")]
     Btf(#[from] BtfError),
@@ -111,6 +113,16 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     let exit_field = tracefs
         .field_offset("sched", "sched_process_exit", "group_dead")?
         .is_some();
+    let tp_events = if cfg.events.is_empty() && cfg.event_filter.is_none() {
+        Vec::new()
+    } else {
+        crate::events::resolve(
+            &cfg.events,
+            cfg.event_filter.as_deref(),
+            &tracefs.available_events()?,
+            &mut |c, n| tracefs.event_format(c, n),
+        )?
+    };
     let ns = PidNs::current()
         .map_err(io::Error::other)
         .map_err(io_err("reading /proc/self/ns/pid"))?;
@@ -162,7 +174,12 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         verbose: cfg.verbose,
         exec_envp: cfg.envp,
         hooks: syscall_hooks(&cfg, ns.is_initial(), &tracefs),
+        events: tp_events
+            .iter()
+            .map(|e| (e.category.clone(), e.name.clone()))
+            .collect(),
     };
+    let event_table = crate::events::EventTable::new(tp_events, ns.is_initial());
     if cfg.verbose > 0 {
         say!("rtrace: {settings:?}");
         if let SyscallHooks::Events(events) = &settings.hooks {
@@ -195,6 +212,11 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         let _entered = runtime.enter();
         Stops::install().map_err(io_err("installing signal handlers"))?
     };
+    // Tracepoint events first: on a tracepoint the programs run in the order they were
+    // attached, and a task's exit event must be seen before the lifecycle program
+    // forgets the task. Nothing is a target yet, so they send nothing until then.
+    let mut event_links = loader::EventLinks::default();
+    loader::attach_events(&mut bpf, &settings.events, &mut event_links)?;
     loader::attach_lifecycle(&mut bpf)?;
     write_pid_maps(
         &bpf,
@@ -229,7 +251,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
                 .map(|(nr, i)| (nr, i.plan_with_limit(cfg.string_limit))),
         )?;
     }
-    let mut event_links = loader::attach_syscalls(&mut bpf, &settings.hooks)?;
+    loader::attach_syscalls(&mut bpf, &settings.hooks, &mut event_links)?;
     // Where each target is, read once tracing has begun (the held command has not run).
     let proc_seeds = ProcSeed::read(
         processes_to_seed(&cfg, workload.as_ref()),
@@ -265,6 +287,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         proc_seeds,
         &mut stops,
         bpf_log,
+        event_table,
     ))?;
     if let Some(summary) = &cfg.summary {
         // Detach the syscall programs first: the numbers read below no longer move.
@@ -649,6 +672,7 @@ async fn event_loop(
     proc_seeds: Vec<ProcSeed>,
     stops: &mut Stops,
     bpf_log: Option<EbpfLogger<StderrLines>>,
+    event_table: crate::events::EventTable,
 ) -> Result<Ended, SessionError> {
     let ring_map = bpf.take_map(EVENTS).ok_or(LoadError::MissingMap(EVENTS))?;
     let ring: RingBuf<MapData> = RingBuf::try_from(ring_map).map_err(|e| SessionError::Io {
@@ -685,7 +709,7 @@ async fn event_loop(
 
     let mut fds = FdTable::new(close_traced(cfg), all_traced(cfg, fd_table::CWD_CALLS));
     fds.seed_procs(proc_seeds);
-    let mut printer = Printer::new(catalog, fds, cfg);
+    let mut printer = Printer::new(catalog, fds, cfg).with_events(event_table);
     let mut reported_lost = 0u64;
     let mut exit_code = None;
     let mut stop_at: Option<Instant> = None;

@@ -23,6 +23,15 @@ pub const KIND_EXEC_READS: u16 = 2;
 /// `SyscallRecord::kind` of the environment a successful execve's program received
 /// (`--envp`), sent after its KIND_EXEC_READS: slot 0 holds the strings, for argument 2.
 pub const KIND_EXEC_ENV: u16 = 3;
+/// A tracepoint event chosen with `-e cat:name`: `nr` the event's index among those
+/// chosen, `enter_ns` its time, slot 0 the kernel's raw record (its first 8 bytes
+/// overwritten by the kernel), cut to [`EVENT_BYTES`].
+pub const KIND_EVENT: u16 = 4;
+/// Event programs in the object (`tp_event_0` …): events traced at once, at most.
+pub const EVENT_PROGRAMS: usize = 64;
+/// How much of a tracepoint's raw record is sent: the fixed fields of every event
+/// rtrace has met, and room for the strings that follow them (`__data_loc`).
+pub const EVENT_BYTES: usize = 512;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -66,7 +75,11 @@ impl SyscallRecord {
         // SyscallRecord (integers and byte arrays only); read_unaligned because ring
         // buffer items are only 8-byte aligned by convention.
         let rec = unsafe { core::ptr::read_unaligned(bytes.as_ptr().cast::<SyscallRecord>()) };
-        matches!(rec.kind, KIND_SYSCALL | KIND_EXEC_READS | KIND_EXEC_ENV).then_some(rec)
+        matches!(
+            rec.kind,
+            KIND_SYSCALL | KIND_EXEC_READS | KIND_EXEC_ENV | KIND_EVENT
+        )
+        .then_some(rec)
     }
 
     pub fn has_entry(&self) -> bool {

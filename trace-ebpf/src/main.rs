@@ -3,8 +3,10 @@
 //! - `sys_enter` / `sys_exit` (raw tracepoints): record the syscalls of the target tasks,
 //!   joining entry and exit in the kernel so that one record carries the arguments, the
 //!   return value and both timestamps (`syscalls.rs`).
-//! - `sched_process_fork` / `sched_process_exit` (classic tracepoints): keep
+//! - `sched_process_fork` / `sched_process_exit` / `sched_process_exec` (raw tracepoints): keep
 //!   `pids_to_trace` and `pids_filtered` in step with live tasks (`lifecycle.rs`).
+//! - `tp_event` (classic tracepoint, attached to each event chosen with `-e cat:name`):
+//!   sends a target task's raw event record (`events.rs`).
 //!
 //! Filtering happens first and costs one or two hash lookups; nothing here can panic.
 
@@ -13,6 +15,7 @@
 #![feature(asm_experimental_arch)]
 
 mod augment;
+mod events;
 mod floors;
 mod lifecycle;
 mod maps;

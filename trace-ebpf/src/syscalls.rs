@@ -346,7 +346,7 @@ fn record(
 
 /// Wake the reader only once enough has piled up; it also drains on a short timer.
 #[inline(always)]
-fn wakeup_flag() -> u64 {
+pub(crate) fn wakeup_flag() -> u64 {
     let wake = if EVENTS.query(BPF_RB_AVAIL_DATA as u64) >= WAKEUP_BYTES.load() {
         BPF_RB_FORCE_WAKEUP
     } else {

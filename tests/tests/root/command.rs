@@ -433,7 +433,9 @@ fn cap_bpf_and_cap_perfmon_are_enough_where_tracefs_is_mounted() {
     assert_eq!(r.code(), Some(0), "{r}");
     let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
     assert!(
-        lines.iter().any(|l| l.name == "openat" && l.args.contains("/proc/self/stat")),
+        lines
+            .iter()
+            .any(|l| l.name == "openat" && l.args.contains("/proc/self/stat")),
         "{r}"
     );
 

@@ -3,6 +3,7 @@
 
 mod command;
 mod decode;
+mod events;
 mod held;
 mod lifecycle;
 mod output;

@@ -97,6 +97,8 @@ pub struct Settings {
     /// `--envp`: send the environment a successful execve's program received.
     pub exec_envp: bool,
     pub hooks: SyscallHooks,
+    /// Tracepoint events chosen with `-e cat:name`: `tp_event` is loaded for them.
+    pub events: Vec<(String, String)>,
 }
 
 pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
@@ -163,7 +165,37 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         };
         loaded.map_err(|source| LoadError::Attach { name, source })?;
     }
+    for name in EVENT_PROGRAM_NAMES.iter().take(s.events.len()) {
+        program::<TracePoint>(&mut bpf, name)?
+            .load()
+            .map_err(|source| LoadError::Attach { name, source })?;
+    }
     Ok(bpf)
+}
+
+/// `tp_event_0` … : the program of the event of each index.
+static EVENT_PROGRAM_NAMES: std::sync::LazyLock<Vec<&'static str>> =
+    std::sync::LazyLock::new(|| {
+        (0..trace_common::record::EVENT_PROGRAMS)
+            .map(|i| &*format!("tp_event_{i}").leak())
+            .collect()
+    });
+
+/// The tracepoint events of `-e cat:name`, attached with the syscall programs; their
+/// links join `links`, to be released with the others.
+pub fn attach_events(
+    bpf: &mut Ebpf,
+    events: &[(String, String)],
+    links: &mut EventLinks,
+) -> Result<(), LoadError> {
+    for (name, (category, event)) in EVENT_PROGRAM_NAMES.iter().zip(events) {
+        let prog: &mut TracePoint = program(bpf, name)?;
+        let id = prog
+            .attach(category, event)
+            .map_err(|source| LoadError::Attach { name, source })?;
+        links.0.push((name, id));
+    }
+    Ok(())
 }
 
 fn program<'a, P>(bpf: &'a mut Ebpf, name: &'static str) -> Result<&'a mut P, LoadError>
@@ -193,8 +225,11 @@ pub fn attach_lifecycle(bpf: &mut Ebpf) -> Result<(), LoadError> {
 pub struct EventLinks(Vec<(&'static str, TracePointLinkId)>);
 
 /// The syscall programs: attached last, once the pid maps are written and swept.
-pub fn attach_syscalls(bpf: &mut Ebpf, hooks: &SyscallHooks) -> Result<EventLinks, LoadError> {
-    let mut links = EventLinks::default();
+pub fn attach_syscalls(
+    bpf: &mut Ebpf,
+    hooks: &SyscallHooks,
+    links: &mut EventLinks,
+) -> Result<(), LoadError> {
     match hooks {
         SyscallHooks::Raw => {
             for name in hooks.programs() {
@@ -215,7 +250,7 @@ pub fn attach_syscalls(bpf: &mut Ebpf, hooks: &SyscallHooks) -> Result<EventLink
             }
         }
     }
-    Ok(links)
+    Ok(())
 }
 
 /// Sets entries of the array map `name`. Indexes past the map are left out: nothing
@@ -287,7 +322,8 @@ pub fn detach_syscalls(bpf: &mut Ebpf, links: &mut EventLinks) {
             s.spawn(move || drop(link));
         }
     });
-    for name in ["sys_enter", "sys_exit", "sys_enter_event", "sys_exit_event"] {
+    let syscall_programs = ["sys_enter", "sys_exit", "sys_enter_event", "sys_exit_event"];
+    for name in syscall_programs.iter().chain(EVENT_PROGRAM_NAMES.iter()) {
         if let Some(prog) = bpf.program_mut(name) {
             unload(prog);
         }

@@ -88,6 +88,21 @@ impl Tracefs {
         Ok(text)
     }
 
+    /// Every tracepoint event the kernel has, as `(category, name)`.
+    pub fn available_events(&self) -> Result<Vec<(String, String)>, TracefsError> {
+        Ok(self
+            .read("available_events")?
+            .lines()
+            .filter_map(|l| l.split_once(':'))
+            .map(|(c, n)| (c.to_string(), n.to_string()))
+            .collect())
+    }
+
+    /// The format text of `events/<category>/<name>`.
+    pub fn event_format(&self, category: &str, name: &str) -> Option<String> {
+        self.read(&format!("events/{category}/{name}/format")).ok()
+    }
+
     /// Byte offset of `field` in the record of `events/<category>/<event>`; `Ok(None)`
     /// when this kernel's record has no such field.
     pub fn field_offset(

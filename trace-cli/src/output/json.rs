@@ -213,6 +213,88 @@ impl JsonFormatter {
         let _ = serde_json::to_writer(&mut *out, &line);
         out.push(b'\n');
     }
+
+    /// Appends a tracepoint event's line: `{"ts", "tid", "pid", "comm", "event":
+    /// "cat:name", "fields": {name: {"raw", "decoded"}}}`, every field (zeros too),
+    /// `raw` null for strings and arrays.
+    pub fn format_event(
+        &mut self,
+        out: &mut Vec<u8>,
+        rec: &SyscallRecord,
+        event: &crate::events::TpEvent,
+        data: &[u8],
+    ) {
+        self.ts.clear();
+        let ns = if self.absolute_time {
+            i128::from(rec.enter_ns)
+        } else {
+            let base = *self.base_ns.get_or_insert(rec.enter_ns);
+            i128::from(rec.enter_ns) - i128::from(base)
+        };
+        write_ms6(&mut self.ts, ns);
+        self.comm.clear();
+        escape::bare(&mut self.comm, comm_bytes(&rec.comm));
+        self.errno.clear();
+        self.errno.push_str(&event.category);
+        self.errno.push(':');
+        self.errno.push_str(&event.name);
+        let line = EventLine {
+            ts: ms6(&self.ts),
+            tid: rec.tid,
+            pid: rec.pid,
+            comm: &self.comm,
+            event: &self.errno,
+            fields: EventFields {
+                event,
+                data,
+                scratch: &self.scratch,
+            },
+        };
+        let _ = serde_json::to_writer(&mut *out, &line);
+        out.push(b'\n');
+    }
+}
+
+#[derive(Serialize)]
+struct EventLine<'a> {
+    ts: Option<&'a RawValue>,
+    tid: u32,
+    pid: u32,
+    comm: &'a str,
+    event: &'a str,
+    fields: EventFields<'a>,
+}
+
+struct EventFields<'a> {
+    event: &'a crate::events::TpEvent,
+    data: &'a [u8],
+    scratch: &'a RefCell<String>,
+}
+
+#[derive(Serialize)]
+struct EventField<'a> {
+    raw: Option<i128>,
+    decoded: &'a str,
+}
+
+impl Serialize for EventFields<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let fields = &self.event.fields;
+        let mut map = serializer.serialize_map(Some(fields.len()))?;
+        for f in fields {
+            let mut decoded = self.scratch.borrow_mut();
+            decoded.clear();
+            crate::events::print::value(&mut decoded, f, self.data, true, &|_| None);
+            map.serialize_entry(
+                &f.name,
+                &EventField {
+                    raw: f.int(self.data),
+                    decoded: &decoded,
+                },
+            )?;
+        }
+        map.end()
+    }
 }
 
 #[cfg(test)]

@@ -89,6 +89,51 @@ impl LineFormatter {
         self.format_full(out, rec, info, &|_| None, &|_| None, false)
     }
 
+    /// Appends the line of a tracepoint event: perf's `time comm/tid cat:name(fields)`,
+    /// with the blank duration column where syscalls are traced too. `names_pids`:
+    /// whether the event's pids are rtrace's own (its pid namespace is the initial one),
+    /// so that a `pid_t` field can be named.
+    pub fn event_line(
+        &mut self,
+        out: &mut String,
+        rec: &SyscallRecord,
+        event: &crate::events::TpEvent,
+        data: &[u8],
+        duration_column: bool,
+        names_pids: bool,
+    ) {
+        self.comms.insert(rec.tid, rec.comm);
+        if self.opts.show_timestamp {
+            self.timestamp(out, rec);
+        }
+        if self.opts.show_duration && duration_column {
+            out.push_str("(         ): ");
+        }
+        self.task(out, rec);
+        out.push_str(&event.category);
+        out.push(':');
+        out.push_str(&event.name);
+        out.push('(');
+        let comms = &self.comms;
+        let comm_of = |pid: i128| {
+            let pid = u32::try_from(pid).ok().filter(|_| names_pids)?;
+            comms.get(&pid).map(comm_bytes)
+        };
+        crate::events::print::fields(out, &event.fields, data, self.opts.show_zeros, &comm_of);
+        out.push_str(")\n");
+    }
+
+    /// `comm/tid ` (perf prints at most 14 bytes of the name), or the tid alone.
+    fn task(&self, out: &mut String, rec: &SyscallRecord) {
+        if self.opts.show_comm {
+            let comm = comm_bytes(&rec.comm);
+            escape::bare(out, &comm[..comm.len().min(14)]);
+            let _ = write!(out, "/{} ", rec.tid);
+        } else {
+            let _ = write!(out, "{} ", rec.tid);
+        }
+    }
+
     /// Appends one line for `rec`. `mem` gives what the kernel copied from user memory
     /// for argument i, if anything; `fd_path` names what an fd argument refers to.
     pub fn format_full<'m, 'p>(
@@ -127,14 +172,7 @@ impl LineFormatter {
                 out.push_str("(         ): ");
             }
         }
-        if self.opts.show_comm {
-            // perf prints at most 14 bytes of the name (`%.14s`).
-            let comm = comm_bytes(&rec.comm);
-            escape::bare(out, &comm[..comm.len().min(14)]);
-            let _ = write!(out, "/{} ", rec.tid);
-        } else {
-            let _ = write!(out, "{} ", rec.tid);
-        }
+        self.task(out, rec);
 
         let start = out.len();
         // `continued`: the entry was already shown as unfinished (`name(args) ...`).

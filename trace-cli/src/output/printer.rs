@@ -6,12 +6,13 @@ use std::io::Write;
 
 use trace_common::{
     SyscallRecord,
-    record::{Augmented, KIND_EXEC_ENV, KIND_EXEC_READS, REC_PENDING},
+    record::{Augmented, KIND_EVENT, KIND_EXEC_ENV, KIND_EXEC_READS, REC_PENDING},
 };
 
 use crate::{
     config::Config,
     decode::{Catalog, FormatSource, SyscallInfo, beauty::Beauty, fd_table::FdTable},
+    events::EventTable,
     output::{json::JsonFormatter, line::LineFormatter},
 };
 
@@ -65,6 +66,8 @@ pub struct Printer<'c, S> {
     line: String,
     printed: u64,
     cfg: &'c Config,
+    /// Tracepoint events chosen with `-e cat:name`.
+    events: EventTable,
 }
 
 /// The entry of a call that may block and has not returned: its record as the kernel
@@ -95,7 +98,64 @@ impl<'c, S: FormatSource> Printer<'c, S> {
             json_line: Vec::with_capacity(1024),
             printed: 0,
             cfg,
+            events: EventTable::default(),
         }
+    }
+
+    /// The tracepoint events whose records this printer decodes.
+    pub fn with_events(mut self, events: EventTable) -> Self {
+        self.events = events;
+        self
+    }
+
+    /// A tracepoint event's record: its line, if `--filter` lets it through. Calls
+    /// still blocked (this thread's too) are shown unfinished first, as perf does.
+    fn take_event(&mut self, item: &[u8], rec: &SyscallRecord, out: &mut impl Write) -> bool {
+        let Some(Ok(raw)) = rec.augmented(item, 0) else {
+            return false;
+        };
+        let data = raw.bytes;
+        let id = rec.nr;
+        let passes = self.events.get(id).is_some_and(|ev| {
+            ev.filter
+                .as_ref()
+                .is_none_or(|f| f.matches(&ev.fields, data))
+        });
+        if !passes || self.max_reached() {
+            return false;
+        }
+        if self.flush_pending(None, out) {
+            return true;
+        }
+        let Some(ev) = self.events.get(id) else {
+            return false;
+        };
+        // perf's blank duration column, where syscalls are traced too.
+        let syscalls = self.cfg.selection.as_ref().is_none_or(|s| !s.is_empty());
+        let line = match &mut self.json {
+            Some(j) => {
+                self.json_line.clear();
+                j.format_event(&mut self.json_line, rec, ev, data);
+                &self.json_line[..]
+            }
+            None => {
+                self.line.clear();
+                self.fmt.event_line(
+                    &mut self.line,
+                    rec,
+                    ev,
+                    data,
+                    syscalls,
+                    self.events.names_pids,
+                );
+                self.line.as_bytes()
+            }
+        };
+        if out.write_all(line).is_err() {
+            return true;
+        }
+        self.printed += 1;
+        false
     }
 
     fn recycle(&mut self, gone: Option<Pending>) {
@@ -121,6 +181,9 @@ impl<'c, S: FormatSource> Printer<'c, S> {
         if rec.kind == KIND_EXEC_ENV {
             self.exec_env.insert(rec.tid, item.to_vec());
             return false;
+        }
+        if rec.kind == KIND_EVENT {
+            return self.take_event(item, &rec, out);
         }
         if rec.flags & REC_PENDING != 0 {
             let mut bytes = self.spare.pop().unwrap_or_default();

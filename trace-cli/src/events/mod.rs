@@ -1,0 +1,205 @@
+//! Tracepoint events chosen with `-e cat:name` (globs in either part), decoded from
+//! their tracefs formats and printed in perf trace's shape. The kernel side sends each
+//! target task's raw record (`trace-ebpf/src/events.rs`); `--filter` is evaluated here.
+
+pub mod filter;
+pub mod format;
+pub mod print;
+
+use thiserror::Error;
+
+use crate::decode::selection::glob_match;
+use filter::{Filter, FilterError};
+use format::Field;
+
+/// The most events one trace attaches to: a program each (see trace-ebpf's
+/// `events.rs`).
+pub const MAX_EVENTS: usize = trace_common::record::EVENT_PROGRAMS;
+
+#[derive(Debug, Error, PartialEq)]
+pub enum EventsError {
+    #[error(
+        "-e '{0}' matches no tracepoint event (they are listed in /sys/kernel/tracing/available_events)"
+    )]
+    NoMatch(String),
+    #[error("-e '{spec}' names {count} events; at most {MAX_EVENTS} are traced at once")]
+    TooMany { spec: String, count: usize },
+    #[error("cannot read the format of {0}")]
+    Format(String),
+    #[error("--filter needs a tracepoint event before it (-e cat:name)")]
+    FilterWithoutEvent,
+    #[error(transparent)]
+    Filter(#[from] FilterError),
+}
+
+/// One event to trace.
+#[derive(Debug, Clone)]
+pub struct TpEvent {
+    pub category: String,
+    pub name: String,
+    pub id: u16,
+    pub fields: Vec<Field>,
+    pub filter: Option<Filter>,
+}
+
+/// `cat:name` pairs matching `spec` among `available` (tracefs's `available_events`).
+pub fn expand<'a>(spec: &str, available: &'a [(String, String)]) -> Vec<&'a (String, String)> {
+    let (cat, name) = spec.split_once(':').unwrap_or(("*", spec));
+    available
+        .iter()
+        .filter(|(c, n)| glob_match(cat, c) && glob_match(name, n))
+        .collect()
+}
+
+/// The events for `specs`, with `filter` on those of the last spec (perf applies
+/// `--filter` to the events of the `-e` before it). `format_of` reads an event's
+/// format text.
+pub fn resolve(
+    specs: &[String],
+    filter: Option<&str>,
+    available: &[(String, String)],
+    format_of: &mut dyn FnMut(&str, &str) -> Option<String>,
+) -> Result<Vec<TpEvent>, EventsError> {
+    let mut out: Vec<TpEvent> = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let matched = expand(spec, available);
+        if matched.is_empty() {
+            return Err(EventsError::NoMatch(spec.clone()));
+        }
+        if matched.len() + out.len() > MAX_EVENTS {
+            return Err(EventsError::TooMany {
+                spec: spec.clone(),
+                count: matched.len() + out.len(),
+            });
+        }
+        let last = i + 1 == specs.len();
+        for (cat, name) in matched {
+            if out.iter().any(|e| &e.category == cat && &e.name == name) {
+                continue;
+            }
+            let text =
+                format_of(cat, name).ok_or_else(|| EventsError::Format(format!("{cat}:{name}")))?;
+            let (id, fields) = format::parse(&text);
+            let id = id.ok_or_else(|| EventsError::Format(format!("{cat}:{name}")))?;
+            let filter = match filter {
+                Some(expr) if last => Some(filter::parse(expr, &fields)?),
+                _ => None,
+            };
+            out.push(TpEvent {
+                category: cat.clone(),
+                name: name.clone(),
+                id,
+                fields,
+                filter,
+            });
+        }
+    }
+    if filter.is_some() && out.is_empty() {
+        return Err(EventsError::FilterWithoutEvent);
+    }
+    Ok(out)
+}
+
+/// The chosen events by id, as the reader looks them up.
+#[derive(Default)]
+pub struct EventTable {
+    by_index: Vec<TpEvent>,
+    /// Whether a `pid_t` field can be named from the tasks rtrace saw: the fields hold
+    /// the kernel's pids, which are rtrace's only in the initial pid namespace.
+    pub names_pids: bool,
+}
+
+impl EventTable {
+    pub fn new(events: Vec<TpEvent>, names_pids: bool) -> Self {
+        Self {
+            by_index: events,
+            names_pids,
+        }
+    }
+
+    /// The event of a record's index (`SyscallRecord::nr` of a `KIND_EVENT`).
+    pub fn get(&self, index: u32) -> Option<&TpEvent> {
+        self.by_index.get(usize::try_from(index).ok()?)
+    }
+}
+
+/// Splits `-e` words into syscall words and event specs (those with a `:`).
+pub fn split_expr(words: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut syscalls = Vec::new();
+    let mut events = Vec::new();
+    for arg in words {
+        // A leading `!` negates a syscall list; it has no events.
+        if arg.starts_with('!') {
+            syscalls.push(arg.clone());
+            continue;
+        }
+        let (e, s): (Vec<&str>, Vec<&str>) = arg
+            .split(',')
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+            .partition(|w| w.contains(':'));
+        events.extend(e.into_iter().map(String::from));
+        if !s.is_empty() {
+            syscalls.push(s.join(","));
+        }
+    }
+    (syscalls, events)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn available() -> Vec<(String, String)> {
+        [
+            ("sched", "sched_switch"),
+            ("sched", "sched_process_exec"),
+            ("sched", "sched_process_exit"),
+            ("syscalls", "sys_enter_openat"),
+            ("syscalls", "sys_enter_open"),
+        ]
+        .iter()
+        .map(|(c, n)| (c.to_string(), n.to_string()))
+        .collect()
+    }
+
+    #[test]
+    fn globs_in_either_part() {
+        let a = available();
+        assert_eq!(expand("sched:*", &a).len(), 3);
+        assert_eq!(expand("sched:sched_process_e*", &a).len(), 2);
+        assert_eq!(expand("syscalls:sys_enter_open*", &a).len(), 2);
+        assert_eq!(expand("*:sched_switch", &a).len(), 1);
+        assert!(expand("sched:nosuch", &a).is_empty());
+    }
+
+    #[test]
+    fn events_and_syscalls_are_told_apart() {
+        let words = vec![
+            "openat,sched:sched_switch".to_string(),
+            "!close".to_string(),
+        ];
+        let (s, e) = split_expr(&words);
+        assert_eq!(s, ["openat", "!close"]);
+        assert_eq!(e, ["sched:sched_switch"]);
+    }
+
+    #[test]
+    fn filter_goes_to_the_last_spec_and_unknown_events_are_refused() {
+        let a = available();
+        let fmt = |_: &str, _: &str| {
+            Some("ID: 7\n\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n".to_string())
+        };
+        let specs = vec![
+            "sched:sched_process_exit".to_string(),
+            "sched:sched_switch".to_string(),
+        ];
+        let got = resolve(&specs, Some("prev_pid == 1"), &a, &mut { fmt }).unwrap();
+        assert!(got[0].filter.is_none() && got[1].filter.is_some());
+        let err = resolve(&["sched:nosuch".into()], None, &a, &mut { fmt }).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "-e 'sched:nosuch' matches no tracepoint event (they are listed in /sys/kernel/tracing/available_events)"
+        );
+    }
+}
