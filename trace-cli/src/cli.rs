@@ -92,6 +92,15 @@ pub struct Args {
     )]
     pub filter_pids: Vec<String>,
 
+    /// Only tasks in this cgroup (v2, a path below its root) or the cgroups below it.
+    #[arg(
+        short = 'G',
+        long = "cgroup",
+        help_heading = "Targets",
+        value_name = "NAME"
+    )]
+    pub cgroup: Option<String>,
+
     /// Do not follow forked tasks.
     #[arg(long = "no-inherit", help_heading = "Targets")]
     pub no_inherit: bool,
@@ -108,6 +117,17 @@ pub struct Args {
         value_name = "SYSCALLS,EVENTS"
     )]
     pub expr: Vec<String>,
+
+    /// Start tracing MS milliseconds after the command starts (or after rtrace
+    /// starts, with -p/-t/-a).
+    #[arg(
+        short = 'D',
+        long = "delay",
+        help_heading = "Events",
+        value_name = "MS",
+        allow_negative_numbers = true
+    )]
+    pub delay: Option<String>,
 
     /// Show only the tracepoint events of the last -e whose fields pass EXPR, in the
     /// kernel's filter language (`prev_pid == 1 && next_comm ~ "kworker*"`).
@@ -312,10 +332,6 @@ pub struct Args {
     pub min_stack: Option<String>,
     #[arg(short = 'F', long = "pf", hide = true)]
     pub pf: Option<String>,
-    #[arg(short = 'G', long = "cgroup", hide = true)]
-    pub cgroup: Option<String>,
-    #[arg(short = 'D', long = "delay", hide = true)]
-    pub delay: Option<String>,
     #[arg(short = 'i', long = "input", hide = true)]
     pub input: Option<String>,
     #[arg(long = "map-dump", hide = true)]
@@ -353,14 +369,12 @@ pub struct Args {
 impl Args {
     /// The first perf option given that rtrace does not have yet.
     pub fn unsupported(&self) -> Option<&'static str> {
-        let given: [(bool, &'static str); 16] = [
+        let given: [(bool, &'static str); 14] = [
             (self.call_graph.is_some(), "--call-graph"),
             (self.kernel_syscall_graph, "--kernel-syscall-graph"),
             (self.max_stack.is_some(), "--max-stack"),
             (self.min_stack.is_some(), "--min-stack"),
             (self.pf.is_some(), "-F/--pf"),
-            (self.cgroup.is_some(), "-G/--cgroup"),
-            (self.delay.is_some(), "-D/--delay"),
             (self.input.is_some(), "-i/--input"),
             (self.map_dump.is_some(), "--map-dump"),
             (self.proc_map_timeout.is_some(), "--proc-map-timeout"),

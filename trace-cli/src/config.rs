@@ -33,6 +33,10 @@ pub enum ConfigError {
     UnknownUser(String),
     #[error("invalid size '{0}' for -m/--mmap-pages: expected pages or a size like 16M")]
     BadMmapPages(String),
+    #[error(
+        "invalid delay '{0}' for -D/--delay: expected milliseconds, 0 or more (perf's -1, start disabled, is not supported)"
+    )]
+    BadDelay(String),
     #[error("invalid value {0} for --duration: expected milliseconds, 0 or more")]
     BadDuration(f64),
     #[error(transparent)]
@@ -129,6 +133,10 @@ pub struct Config {
     /// `--json`: JSON Lines instead of perf's lines.
     pub json: bool,
     pub min_duration_ns: Option<u64>,
+    /// `-G`: only tasks of this cgroup (v2) and below.
+    pub cgroup: Option<String>,
+    /// `-D`: how long after the command starts tracing begins.
+    pub delay: Option<std::time::Duration>,
     pub max_events: Option<u64>,
     /// `--string-limit`: buffer bytes and argv entries shown (default 32).
     pub string_limit: u16,
@@ -355,6 +363,15 @@ pub fn resolve_with(
         Some(ms) => Some((ms * 1e6) as u64),
         None => None,
     };
+    let delay = args
+        .delay
+        .as_deref()
+        .map(|d| {
+            d.parse::<u64>()
+                .map(std::time::Duration::from_millis)
+                .map_err(|_| ConfigError::BadDelay(d.to_string()))
+        })
+        .transpose()?;
     let ring_bytes = match args.mmap_pages.as_deref() {
         Some(m) => parse_ring_size(m)?,
         None => DEFAULT_RING_BYTES,
@@ -423,6 +440,8 @@ pub fn resolve_with(
         failure_only: args.failure,
         json: args.json,
         min_duration_ns,
+        delay,
+        cgroup: args.cgroup.clone(),
         max_events: args.max_events,
         string_limit: args.string_limit.unwrap_or(STRING_LIMIT),
         envp: args.envp,

@@ -68,6 +68,8 @@ pub enum SessionError {
     #[error(transparent)]
     Events(#[from] crate::events::EventsError),
     #[error(transparent)]
+    Cgroup(#[from] crate::kernel::cgroup::CgroupError),
+    #[error(transparent)]
     Kernel(#[from] Missing),
     #[error("reading the kernel's BTF: {0}")]
     Btf(#[from] BtfError),
@@ -174,6 +176,11 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         verbose: cfg.verbose,
         exec_envp: cfg.envp,
         hooks: syscall_hooks(&cfg, ns.is_initial(), &tracefs),
+        cgroup: cfg
+            .cgroup
+            .as_deref()
+            .map(crate::kernel::cgroup::resolve)
+            .transpose()?,
         events: tp_events
             .iter()
             .map(|e| (e.category.clone(), e.name.clone()))
@@ -251,7 +258,10 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
                 .map(|(nr, i)| (nr, i.plan_with_limit(cfg.string_limit))),
         )?;
     }
-    loader::attach_syscalls(&mut bpf, &settings.hooks, &mut event_links)?;
+    // -D: the syscall programs are attached once the delay has passed.
+    if cfg.delay.is_none() {
+        loader::attach_syscalls(&mut bpf, &settings.hooks, &mut event_links)?;
+    }
     // Where each target is, read once tracing has begun (the held command has not run).
     let proc_seeds = ProcSeed::read(
         processes_to_seed(&cfg, workload.as_ref()),
@@ -273,6 +283,13 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         }
         None => None,
     };
+    // Events before this time are not shown (-D).
+    let mut shown_from_ns = 0;
+    if let Some(delay) = cfg.delay {
+        runtime.block_on(async { tokio::time::sleep(delay).await });
+        loader::attach_syscalls(&mut bpf, &settings.hooks, &mut event_links)?;
+        shown_from_ns = monotonic_ns();
+    }
     if cfg.verbose > 0 {
         say!("rtrace: tracing started");
     }
@@ -288,6 +305,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         &mut stops,
         bpf_log,
         event_table,
+        shown_from_ns,
     ))?;
     if let Some(summary) = &cfg.summary {
         // Detach the syscall programs first: the numbers read below no longer move.
@@ -432,6 +450,17 @@ fn all_traced(cfg: &Config, names: &[&str]) -> bool {
     names
         .iter()
         .all(|name| syscall_table::number(name).is_none_or(|nr| nrs.contains(&nr)))
+}
+
+/// CLOCK_MONOTONIC in nanoseconds: the programs' clock (bpf_ktime_get_ns).
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as u64) * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 fn summary_flags(summary: Option<&crate::config::Summary>) -> u32 {
@@ -673,6 +702,7 @@ async fn event_loop(
     stops: &mut Stops,
     bpf_log: Option<EbpfLogger<StderrLines>>,
     event_table: crate::events::EventTable,
+    shown_from_ns: u64,
 ) -> Result<Ended, SessionError> {
     let ring_map = bpf.take_map(EVENTS).ok_or(LoadError::MissingMap(EVENTS))?;
     let ring: RingBuf<MapData> = RingBuf::try_from(ring_map).map_err(|e| SessionError::Io {
@@ -709,7 +739,9 @@ async fn event_loop(
 
     let mut fds = FdTable::new(close_traced(cfg), all_traced(cfg, fd_table::CWD_CALLS));
     fds.seed_procs(proc_seeds);
-    let mut printer = Printer::new(catalog, fds, cfg).with_events(event_table);
+    let mut printer = Printer::new(catalog, fds, cfg)
+        .with_events(event_table)
+        .shown_from(shown_from_ns);
     let mut reported_lost = 0u64;
     let mut exit_code = None;
     let mut stop_at: Option<Instant> = None;

@@ -96,6 +96,10 @@ pub mod globals {
     pub const TRACE_ALL: &str = "TRACE_ALL";
     /// u32: with `TRACE_ALL`, only tasks of this uid (`u32::MAX`: any uid).
     pub const FILTER_UID: &str = "FILTER_UID";
+    /// u64: `-G`: only tasks in this cgroup (v2 id) or below it (0: any cgroup).
+    pub const CGROUP_ID: &str = "CGROUP_ID";
+    /// u32: the depth of `CGROUP_ID` below the root.
+    pub const CGROUP_LEVEL: &str = "CGROUP_LEVEL";
     /// u32: 1 follows forked tasks.
     pub const INHERIT: &str = "INHERIT";
     /// u32: 1 keys `pids_to_trace` by thread id instead of process id.

@@ -85,6 +85,10 @@ pub static TRACE_ALL: Global<u32> = Global::new(0);
 #[unsafe(no_mangle)]
 pub static FILTER_UID: Global<u32> = Global::new(u32::MAX);
 #[unsafe(no_mangle)]
+pub static CGROUP_ID: Global<u64> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static CGROUP_LEVEL: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
 pub static INHERIT: Global<u32> = Global::new(1);
 #[unsafe(no_mangle)]
 pub static KEY_BY_TID: Global<u32> = Global::new(0);

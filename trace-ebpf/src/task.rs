@@ -2,12 +2,16 @@
 
 use aya_ebpf::{
     bindings::bpf_pidns_info,
-    helpers::{bpf_get_current_pid_tgid, bpf_get_current_uid_gid, generated},
+    helpers::{
+        bpf_get_current_pid_tgid, bpf_get_current_uid_gid, generated,
+        generated::bpf_get_current_ancestor_cgroup_id,
+    },
 };
 use trace_common::maps::TRACE_ON;
 
 use crate::maps::{
-    FILTER_UID, KEY_BY_TID, PIDNS_DEV, PIDNS_INO, PIDS_FILTERED, PIDS_TO_TRACE, TRACE_ALL,
+    CGROUP_ID, CGROUP_LEVEL, FILTER_UID, KEY_BY_TID, PIDNS_DEV, PIDNS_INO, PIDS_FILTERED,
+    PIDS_TO_TRACE, TRACE_ALL,
 };
 
 /// Thread id and process id as rtrace's pid namespace numbers them.
@@ -74,6 +78,13 @@ pub fn target_flags(ids: &Ids) -> Option<u32> {
     };
     // SAFETY: as above.
     if unsafe { PIDS_FILTERED.get(ids.pid) }.is_some() {
+        return None;
+    }
+    let cgroup = CGROUP_ID.load();
+    // SAFETY: the helper has no preconditions; a level below the task's own gives 0.
+    if cgroup != 0
+        && unsafe { bpf_get_current_ancestor_cgroup_id(CGROUP_LEVEL.load() as i32) } != cgroup
+    {
         return None;
     }
     Some(flags)

@@ -7,6 +7,7 @@ mod events;
 mod held;
 mod lifecycle;
 mod output;
+mod scope;
 mod signals;
 mod summary;
 mod targets;

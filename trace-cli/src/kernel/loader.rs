@@ -97,8 +97,10 @@ pub struct Settings {
     /// `--envp`: send the environment a successful execve's program received.
     pub exec_envp: bool,
     pub hooks: SyscallHooks,
-    /// Tracepoint events chosen with `-e cat:name`: `tp_event` is loaded for them.
+    /// Tracepoint events chosen with `-e cat:name`: `tp_event_N` is loaded for them.
     pub events: Vec<(String, String)>,
+    /// `-G`: only tasks of this cgroup and below.
+    pub cgroup: Option<super::cgroup::CgroupTarget>,
 }
 
 pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
@@ -120,9 +122,12 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
     let log_level = super::bpf_log::level_for(s.verbose);
     let exec_envp = flag(s.exec_envp);
     let follow_at_fork = flag(matches!(s.hooks, SyscallHooks::Events(_)));
+    let (cgroup_id, cgroup_level) = s.cgroup.map_or((0u64, 0u32), |c| (c.id, c.level));
     let mut bpf = EbpfLoader::new()
         .override_global(globals::TRACE_ALL, &trace_all, true)
         .override_global(globals::FILTER_UID, &filter_uid, true)
+        .override_global(globals::CGROUP_ID, &cgroup_id, true)
+        .override_global(globals::CGROUP_LEVEL, &cgroup_level, true)
         .override_global(globals::INHERIT, &inherit, true)
         .override_global(globals::KEY_BY_TID, &key_by_tid, true)
         .override_global(globals::PIDNS_DEV, &ns_dev, true)

@@ -3,6 +3,7 @@
 
 pub mod bpf_log;
 pub mod btf;
+pub mod cgroup;
 pub mod features;
 pub mod loader;
 pub mod map_ops;

@@ -68,6 +68,8 @@ pub struct Printer<'c, S> {
     cfg: &'c Config,
     /// Tracepoint events chosen with `-e cat:name`.
     events: EventTable,
+    /// Events before this time (ns, the programs' clock) are not shown: `-D`.
+    shown_from_ns: u64,
 }
 
 /// The entry of a call that may block and has not returned: its record as the kernel
@@ -99,7 +101,15 @@ impl<'c, S: FormatSource> Printer<'c, S> {
             printed: 0,
             cfg,
             events: EventTable::default(),
+            shown_from_ns: 0,
         }
+    }
+
+    /// Shows no event from before `ns` (`-D`: the syscall programs attach only then;
+    /// the event programs were attached at the start).
+    pub fn shown_from(mut self, ns: u64) -> Self {
+        self.shown_from_ns = ns;
+        self
     }
 
     /// The tracepoint events whose records this printer decodes.
@@ -121,7 +131,7 @@ impl<'c, S: FormatSource> Printer<'c, S> {
                 .as_ref()
                 .is_none_or(|f| f.matches(&ev.fields, data))
         });
-        if !passes || self.max_reached() {
+        if !passes || self.max_reached() || rec.enter_ns < self.shown_from_ns {
             return false;
         }
         if self.flush_pending(None, out) {
