@@ -150,6 +150,16 @@ pub struct Args {
     )]
     pub no_syscalls: bool,
 
+    /// Print the record FILE that `rtrace record` wrote, with these output options and
+    /// filters (no BPF, no root).
+    #[arg(
+        short = 'i',
+        long = "input",
+        help_heading = "Output",
+        value_name = "FILE"
+    )]
+    pub input: Option<PathBuf>,
+
     /// One JSON object per syscall (JSON Lines) instead of perf's lines.
     #[arg(long = "json", help_heading = "Output", overrides_with = "no_json")]
     pub json: bool,
@@ -332,8 +342,6 @@ pub struct Args {
     pub min_stack: Option<String>,
     #[arg(short = 'F', long = "pf", hide = true)]
     pub pf: Option<String>,
-    #[arg(short = 'i', long = "input", hide = true)]
-    pub input: Option<String>,
     #[arg(long = "map-dump", hide = true)]
     pub map_dump: Option<String>,
     #[arg(long = "proc-map-timeout", hide = true)]
@@ -369,13 +377,12 @@ pub struct Args {
 impl Args {
     /// The first perf option given that rtrace does not have yet.
     pub fn unsupported(&self) -> Option<&'static str> {
-        let given: [(bool, &'static str); 14] = [
+        let given: [(bool, &'static str); 13] = [
             (self.call_graph.is_some(), "--call-graph"),
             (self.kernel_syscall_graph, "--kernel-syscall-graph"),
             (self.max_stack.is_some(), "--max-stack"),
             (self.min_stack.is_some(), "--min-stack"),
             (self.pf.is_some(), "-F/--pf"),
-            (self.input.is_some(), "-i/--input"),
             (self.map_dump.is_some(), "--map-dump"),
             (self.proc_map_timeout.is_some(), "--proc-map-timeout"),
             (self.print_sample, "--print-sample"),

@@ -37,6 +37,8 @@ pub enum ConfigError {
         "invalid delay '{0}' for -D/--delay: expected milliseconds, 0 or more (perf's -1, start disabled, is not supported)"
     )]
     BadDelay(String),
+    #[error("rtrace record: {0}")]
+    Record(&'static str),
     #[error("invalid value {0} for --duration: expected milliseconds, 0 or more")]
     BadDuration(f64),
     #[error(transparent)]
@@ -133,6 +135,10 @@ pub struct Config {
     /// `--json`: JSON Lines instead of perf's lines.
     pub json: bool,
     pub min_duration_ns: Option<u64>,
+    /// `-i FILE`: print this record instead of tracing.
+    pub input: Option<PathBuf>,
+    /// `rtrace record`: write the records to `output` (default `rtrace.data`).
+    pub record: bool,
     /// `-G`: only tasks of this cgroup (v2) and below.
     pub cgroup: Option<String>,
     /// `-D`: how long after the command starts tracing begins.
@@ -285,8 +291,10 @@ pub fn resolve_with(
     let pids = parse_pids(&args.pid, "pid", "-p/--pid")?;
     let tids = parse_pids(&args.tid, "tid", "-t/--tid")?;
     let mut filter_pids = parse_pids(&args.filter_pids, "pid", "--filter-pids")?;
+    // A record's pids are those of its time, not of now.
+    let replay = args.input.is_some();
     for &pid in &pids {
-        if !exists(pid) {
+        if !replay && !exists(pid) {
             return Err(ConfigError::NoSuchTask {
                 what: "process",
                 pid,
@@ -295,7 +303,7 @@ pub fn resolve_with(
         }
     }
     for &tid in &tids {
-        if !exists(tid) {
+        if !replay && !exists(tid) {
             return Err(ConfigError::NoSuchTask {
                 what: "thread",
                 pid: tid,
@@ -442,12 +450,37 @@ pub fn resolve_with(
         min_duration_ns,
         delay,
         cgroup: args.cgroup.clone(),
+        input: args.input.clone(),
+        record: false,
         max_events: args.max_events,
         string_limit: args.string_limit.unwrap_or(STRING_LIMIT),
         envp: args.envp,
         ring_bytes,
         verbose: args.verbose,
     })
+}
+
+/// `rtrace record`: what a recording takes, and where it goes (`rtrace.data` unless
+/// `-o`). The output options are the replay's.
+pub fn for_record(mut cfg: Config, record: bool) -> Result<Config, ConfigError> {
+    if !record {
+        return Ok(cfg);
+    }
+    if cfg.input.is_some() {
+        return Err(ConfigError::Record(
+            "-i replays a record; it cannot record one",
+        ));
+    }
+    if cfg.summary.is_some() {
+        return Err(ConfigError::Record(
+            "-s is for the replay: rtrace -i FILE -s",
+        ));
+    }
+    cfg.record = true;
+    cfg.json = false;
+    cfg.output
+        .get_or_insert_with(|| PathBuf::from("rtrace.data"));
+    Ok(cfg)
 }
 
 #[cfg(test)]

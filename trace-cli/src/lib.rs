@@ -20,6 +20,7 @@ pub mod kernel;
 pub mod output;
 pub mod perfconfig;
 pub mod pids;
+pub mod record;
 pub mod session;
 pub mod signals;
 pub mod workload;

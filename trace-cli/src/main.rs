@@ -14,7 +14,13 @@ fn main() {
     // SAFETY: mallopt only changes the allocator's tuning; nothing is allocated yet
     // on another thread.
     unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024) };
-    let args = match cli::Args::try_parse() {
+    // `rtrace record [options] [-- command]`, as perf's `perf trace record`.
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let record = argv.get(1).is_some_and(|a| a == "record");
+    if record {
+        argv.remove(1);
+    }
+    let args = match cli::Args::try_parse_from(argv) {
         Ok(a) => a,
         Err(e) if !e.use_stderr() => {
             // --help, --version
@@ -49,7 +55,9 @@ fn main() {
     for w in config_warnings {
         say!("rtrace: {w}");
     }
-    let cfg = match config::resolve_with(args, pids::targets::task_exists, &perf) {
+    let cfg = match config::resolve_with(args, pids::targets::task_exists, &perf)
+        .and_then(|c| config::for_record(c, record))
+    {
         Ok(c) => c,
         Err(e) => {
             say!("rtrace: {e}");
@@ -59,8 +67,28 @@ fn main() {
     for w in &cfg.warnings {
         say!("rtrace: {w}");
     }
+    if let Some(path) = cfg.input.clone() {
+        match trace_cli::record::replay::replay(&cfg, &path) {
+            Ok(code) => std::process::exit(code),
+            Err(e) => {
+                say!("rtrace: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+    let recorded = cfg.output.clone().filter(|_| cfg.record);
     match session::run(cfg) {
-        Ok(code) => std::process::exit(code),
+        Ok(code) => {
+            if let Some(path) = recorded {
+                let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+                say!(
+                    "rtrace: wrote {} ({size} bytes); print it with: rtrace -i {}",
+                    path.display(),
+                    path.display()
+                );
+            }
+            std::process::exit(code)
+        }
         Err(e) => {
             let code = e.exit_code();
             // Every message already names its cause: print it once, not its chain.

@@ -186,6 +186,20 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
             .map(|e| (e.category.clone(), e.name.clone()))
             .collect(),
     };
+    // rtrace record: what decoding the records needs, read while tracefs is at hand.
+    let record_formats = cfg.record.then(|| {
+        let saved: Vec<_> = tp_events
+            .iter()
+            .map(|e| crate::record::file::SavedEvent {
+                category: e.category.clone(),
+                name: e.name.clone(),
+                format: tracefs
+                    .event_format(&e.category, &e.name)
+                    .unwrap_or_default(),
+            })
+            .collect();
+        (crate::record::syscall_formats(&mut tracefs.clone()), saved)
+    });
     let event_table = crate::events::EventTable::new(tp_events, ns.is_initial());
     if cfg.verbose > 0 {
         say!("rtrace: {settings:?}");
@@ -267,6 +281,25 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         processes_to_seed(&cfg, workload.as_ref()),
         workload.as_ref().map(|w| w.pid),
     );
+    if let Some((formats, events)) = record_formats {
+        let header = crate::record::file::Header {
+            kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease")
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+            machine: std::env::consts::ARCH.to_string(),
+            selection: cfg.selection.clone(),
+            formats,
+            events,
+            seeds: proc_seeds
+                .iter()
+                .map(|s| crate::record::file::SavedSeed::from_seed(s, fd_table::inherited_fds()))
+                .collect(),
+            names_pids: ns.is_initial(),
+        };
+        crate::record::file::write_header(&mut out, &header)
+            .map_err(io_err("writing the record's header"))?;
+    }
     if let (Some(sig), Some(_)) = (runtime.block_on(stops.requested()), &workload) {
         // Asked to stop before the command ran: it never runs (dropping it makes the
         // held child exit), and rtrace ends as the signal asked.
@@ -742,6 +775,9 @@ async fn event_loop(
     let mut printer = Printer::new(catalog, fds, cfg)
         .with_events(event_table)
         .shown_from(shown_from_ns);
+    if cfg.record {
+        printer = printer.recording();
+    }
     let mut reported_lost = 0u64;
     let mut exit_code = None;
     let mut stop_at: Option<Instant> = None;
@@ -772,7 +808,11 @@ async fn event_loop(
             };
             let lost = dropped - reported_lost;
             // In JSON every line is an object, the loss too.
-            let _ = if cfg.json {
+            let _ = if cfg.record {
+                // The record file holds records only.
+                say!("rtrace: LOST {lost} events!");
+                Ok(())
+            } else if cfg.json {
                 writeln!(out, "{{\"lost\":{lost}}}")
             } else {
                 writeln!(out, "{on}LOST {lost} events!{off}")

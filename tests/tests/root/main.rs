@@ -7,6 +7,7 @@ mod events;
 mod held;
 mod lifecycle;
 mod output;
+mod record;
 mod scope;
 mod signals;
 mod summary;

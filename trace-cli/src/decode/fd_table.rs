@@ -174,6 +174,11 @@ fn fd_link(pid: u32, fd: i32) -> Path {
 /// once, first thing in `main`, before rtrace opens anything.
 static INHERITED: std::sync::OnceLock<Vec<(i32, Box<[u8]>)>> = std::sync::OnceLock::new();
 
+/// The fds rtrace was started with (those a command it runs inherits).
+pub fn inherited_fds() -> &'static [(i32, Box<[u8]>)] {
+    INHERITED.get().map_or(&[][..], Vec::as_slice)
+}
+
 pub fn snapshot_inherited_fds() {
     let _ = INHERITED.set(open_fds());
 }

@@ -10,11 +10,7 @@ use trace_common::stats::{
     ERRNO_STATS, ErrnoKey, SYSCALL_STATS, SYSCALL_STATS_TOTAL, StatsKey, SyscallStats, TASK_COMM,
 };
 
-use crate::{
-    decode::{errno::ErrnoTable, syscall_table},
-    kernel::loader::LoadError,
-    output::summary::{Row, Section, Title},
-};
+use crate::{kernel::loader::LoadError, output::summary::Section};
 
 fn map<'a>(bpf: &'a Ebpf, name: &'static str) -> Result<&'a aya::maps::Map, LoadError> {
     bpf.map(name).ok_or(LoadError::MissingMap(name))
@@ -54,41 +50,10 @@ pub fn read_sections(bpf: &Ebpf, total: bool) -> Result<Vec<Section>, LoadError>
     }
     let comms: HashMap<&MapData, u32, [u8; 16]> =
         HashMap::try_from(map(bpf, TASK_COMM)?).map_err(bad_map(TASK_COMM))?;
-
-    let mut sections: BTreeMap<u32, Vec<Row>> = BTreeMap::new();
-    for (key, stats) in per_key {
-        let name = syscall_table::name(key.nr)
-            .map_or_else(|| format!("syscall_{}", key.nr), str::to_string);
-        let mut errs = errno_rows.remove(&(key.tid, key.nr)).unwrap_or_default();
-        errs.sort_unstable();
-        let errnos = errs
-            .into_iter()
-            .map(|(e, n)| {
-                let name =
-                    ErrnoTable::name(e as i32).map_or_else(|| format!("E{e}"), str::to_string);
-                (name, n)
-            })
-            .collect();
-        sections.entry(key.tid).or_default().push(Row {
-            name,
-            stats,
-            errnos,
-        });
-    }
-    Ok(sections
-        .into_iter()
-        .map(|(tid, rows)| {
-            let title = if total {
-                Title::Total
-            } else {
-                let comm = comms.get(&tid, 0).unwrap_or([0; 16]);
-                let end = comm.iter().position(|&b| b == 0).unwrap_or(16);
-                // The name as the lines show it: escaped.
-                let mut shown = String::new();
-                crate::decode::escape::bare(&mut shown, &comm[..end]);
-                Title::Thread { comm: shown, tid }
-            };
-            Section { title, rows }
-        })
-        .collect())
+    Ok(crate::output::summary::sections(
+        per_key,
+        errno_rows,
+        total,
+        |tid| comms.get(&tid, 0).unwrap_or([0; 16]),
+    ))
 }

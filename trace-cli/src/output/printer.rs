@@ -14,6 +14,7 @@ use crate::{
     decode::{Catalog, FormatSource, SyscallInfo, beauty::Beauty, fd_table::FdTable},
     events::EventTable,
     output::{json::JsonFormatter, line::LineFormatter},
+    record::replay::Shown,
 };
 
 /// The bytes of a string read whole (a path cut short names nothing).
@@ -70,6 +71,10 @@ pub struct Printer<'c, S> {
     events: EventTable,
     /// Events before this time (ns, the programs' clock) are not shown: `-D`.
     shown_from_ns: u64,
+    /// Replaying a record (`-i`): the tasks and calls this command line shows.
+    shown: Option<Shown>,
+    /// `rtrace record`: each record goes to the output as it came, after its length.
+    recording: bool,
 }
 
 /// The entry of a call that may block and has not returned: its record as the kernel
@@ -102,7 +107,21 @@ impl<'c, S: FormatSource> Printer<'c, S> {
             cfg,
             events: EventTable::default(),
             shown_from_ns: 0,
+            shown: None,
+            recording: false,
         }
+    }
+
+    /// Replaying: shows only what `shown` lets through.
+    pub fn showing(mut self, shown: Shown) -> Self {
+        self.shown = Some(shown);
+        self
+    }
+
+    /// Recording: writes the records themselves (see `record::file`), not lines.
+    pub fn recording(mut self) -> Self {
+        self.recording = true;
+        self
     }
 
     /// Shows no event from before `ns` (`-D`: the syscall programs attach only then;
@@ -131,7 +150,8 @@ impl<'c, S: FormatSource> Printer<'c, S> {
                 .as_ref()
                 .is_none_or(|f| f.matches(&ev.fields, data))
         });
-        if !passes || self.max_reached() || rec.enter_ns < self.shown_from_ns {
+        let task_shown = self.shown.as_ref().is_none_or(|s| s.record(rec));
+        if !passes || !task_shown || self.max_reached() || rec.enter_ns < self.shown_from_ns {
             return false;
         }
         if self.flush_pending(None, out) {
@@ -181,9 +201,16 @@ impl<'c, S: FormatSource> Printer<'c, S> {
     /// lines of other threads' calls it comes after), or keeps it for a later one.
     /// True when the output failed.
     pub fn take(&mut self, item: &[u8], out: &mut impl Write) -> bool {
+        if self.recording {
+            self.printed += 1;
+            return crate::record::file::write_item(out, item).is_err();
+        }
         let Some(rec) = SyscallRecord::from_bytes(item) else {
             return false;
         };
+        if rec.flags & REC_PENDING != 0 && self.shown.as_ref().is_some_and(|s| !s.record(&rec)) {
+            return false;
+        }
         if rec.kind == KIND_EXEC_READS {
             self.exec_reads.insert(rec.tid, item.to_vec());
             return false;
@@ -299,6 +326,9 @@ impl<'c, S: FormatSource> Printer<'c, S> {
     }
 
     fn wanted(&self, rec: &SyscallRecord) -> bool {
+        if self.shown.as_ref().is_some_and(|s| !s.record(rec)) {
+            return false;
+        }
         if self.cfg.failure_only && !(rec.has_exit() && rec.ret < 0 && rec.ret >= -4095) {
             return false;
         }

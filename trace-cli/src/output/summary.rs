@@ -2,7 +2,11 @@
 
 use std::fmt::Write as _;
 
-use trace_common::stats::SyscallStats;
+use std::collections::BTreeMap;
+
+use trace_common::stats::{StatsKey, SyscallStats};
+
+use crate::decode::{errno::ErrnoTable, syscall_table};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
@@ -197,6 +201,52 @@ fn title_tid(t: &Title) -> u32 {
         Title::Thread { tid, .. } => *tid,
         Title::Total => 0,
     }
+}
+
+/// The sections of per-(thread, syscall) numbers (thread 0 with `total`), their errno
+/// counts, and each thread's name.
+pub fn sections(
+    per_key: BTreeMap<StatsKey, SyscallStats>,
+    mut errno_rows: BTreeMap<(u32, u32), Vec<(u32, u64)>>,
+    total: bool,
+    comm_of: impl Fn(u32) -> [u8; 16],
+) -> Vec<Section> {
+    let mut sections: BTreeMap<u32, Vec<Row>> = BTreeMap::new();
+    for (key, stats) in per_key {
+        let name = syscall_table::name(key.nr)
+            .map_or_else(|| format!("syscall_{}", key.nr), str::to_string);
+        let mut errs = errno_rows.remove(&(key.tid, key.nr)).unwrap_or_default();
+        errs.sort_unstable();
+        let errnos = errs
+            .into_iter()
+            .map(|(e, n)| {
+                let name =
+                    ErrnoTable::name(e as i32).map_or_else(|| format!("E{e}"), str::to_string);
+                (name, n)
+            })
+            .collect();
+        sections.entry(key.tid).or_default().push(Row {
+            name,
+            stats,
+            errnos,
+        });
+    }
+    sections
+        .into_iter()
+        .map(|(tid, rows)| {
+            let title = if total {
+                Title::Total
+            } else {
+                let comm = comm_of(tid);
+                let end = comm.iter().position(|&b| b == 0).unwrap_or(16);
+                // The name as the lines show it: escaped.
+                let mut shown = String::new();
+                crate::decode::escape::bare(&mut shown, &comm[..end]);
+                Title::Thread { comm: shown, tid }
+            };
+            Section { title, rows }
+        })
+        .collect()
 }
 
 #[cfg(test)]

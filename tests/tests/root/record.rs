@@ -1,0 +1,132 @@
+//! `rtrace record` and `rtrace -i`: the records written to a file and printed later,
+//! with the replay's own output options and filters, without BPF or root.
+
+use std::{process::Command, time::Duration};
+
+use rtrace_tests::{bpf_ready, parse_line, rtrace, rtrace_bin, run, scratch_dir};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+#[test]
+fn a_record_replays_as_the_live_trace() {
+    if !bpf_ready("a_record_replays_as_the_live_trace") {
+        return;
+    }
+    let dir = scratch_dir("record");
+    let data = dir.join("trace.data");
+    let data_s = data.to_str().unwrap();
+    let r = run(
+        rtrace().args([
+            "record",
+            "-o",
+            data_s,
+            "-e",
+            "openat,close,exit_group,sched:sched_process_exit",
+            "--",
+            "sh",
+            "-c",
+            "cat /etc/hostname >/dev/null; exit 4",
+        ]),
+        LIMIT,
+    );
+    // The command's status, and one line saying where the record is.
+    assert_eq!(r.code(), Some(4), "{r}");
+    assert_eq!(
+        r.stderr.trim_end().lines().collect::<Vec<_>>().len(),
+        1,
+        "{r}"
+    );
+    assert!(
+        r.stderr.starts_with(&format!("rtrace: wrote {data_s} (")),
+        "{r}"
+    );
+
+    // Replayed by an unprivileged user: no BPF, no root.
+    let replay = |args: &[&str]| {
+        run(
+            Command::new("setpriv")
+                .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(rtrace_bin())
+                .args(["-i", data_s])
+                .args(args)
+                .env("PERF_CONFIG", "/dev/null"),
+            LIMIT,
+        )
+    };
+    std::fs::set_permissions(&*dir, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&data, std::os::unix::fs::PermissionsExt::from_mode(0o644)).unwrap();
+    let all = replay(&[]);
+    assert_eq!(all.code(), Some(0), "{all}");
+    let lines: Vec<_> = all.stderr.lines().filter_map(parse_line).collect();
+    let cat_open = lines
+        .iter()
+        .find(|l| l.comm == "cat" && l.name == "openat" && l.args.contains("\"/etc/hostname\""))
+        .unwrap_or_else(|| panic!("cat's openat of /etc/hostname{all}"));
+    let (cat, fd) = (cat_open.tid, cat_open.ret.to_string());
+    // The fd paths are followed as live: cat's close names the file.
+    assert!(
+        lines.iter().any(|l| l.tid == cat
+            && l.name == "close"
+            && l.args.contains(&format!("{fd}</etc/hostname>"))),
+        "{all}"
+    );
+    assert_eq!(
+        all.stderr
+            .lines()
+            .filter(|l| l.contains(" sched:sched_process_exit("))
+            .count(),
+        2,
+        "sh and cat exit{all}"
+    );
+
+    // The replay's own filters and outputs.
+    let only = replay(&["-e", "close", "-p", &cat.to_string()]);
+    let shown: Vec<_> = only.stderr.lines().filter_map(parse_line).collect();
+    assert!(!shown.is_empty(), "{only}");
+    assert!(
+        shown.iter().all(|l| l.name == "close" && l.tid == cat),
+        "{only}"
+    );
+    let hidden = replay(&["--filter-pids", &cat.to_string(), "-e", "openat"]);
+    assert!(
+        hidden
+            .stderr
+            .lines()
+            .filter_map(parse_line)
+            .all(|l| l.tid != cat),
+        "{hidden}"
+    );
+    let summary = replay(&["-s"]);
+    assert!(
+        summary.stderr.contains(&format!(" cat ({cat}), ")),
+        "{summary}"
+    );
+    assert!(
+        summary
+            .stderr
+            .lines()
+            .any(|l| l.trim_start().starts_with("openat ")),
+        "{summary}"
+    );
+    let json = replay(&["--json", "-e", "openat"]);
+    for line in json.stderr.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["syscall"], "openat", "{json}");
+    }
+
+    // Something else is refused in one line.
+    let r = run(rtrace().args(["-i", "/etc/hostname"]), LIMIT);
+    assert_eq!(r.code(), Some(1), "{r}");
+    assert_eq!(
+        r.stderr.trim_end(),
+        "rtrace: /etc/hostname: not an rtrace record file (it does not start with \"rtrace-record 1\")",
+        "{r}"
+    );
+    let r = run(rtrace().args(["record", "-s", "--", "true"]), LIMIT);
+    assert_eq!(r.code(), Some(2), "{r}");
+    assert_eq!(
+        r.stderr.trim_end(),
+        "rtrace: rtrace record: -s is for the replay: rtrace -i FILE -s",
+        "{r}"
+    );
+}

@@ -1,0 +1,237 @@
+//! `rtrace -i FILE`: a record printed as the live trace would have been, with this
+//! command line's output options and filters. Pure but for reading the file.
+
+use std::{
+    fs::File,
+    io::{BufReader, Write},
+    path::Path,
+};
+
+use rustc_hash::FxHashSet;
+use trace_common::{SyscallRecord, record::KIND_EVENT};
+
+use super::{
+    SavedFormats,
+    file::{self, RecordError},
+    tally::Tally,
+};
+use crate::{
+    config::{Config, Targets},
+    decode::{
+        Catalog,
+        fd_table::{CWD_CALLS, FdTable},
+        syscall_table,
+    },
+    events::{EventTable, TpEvent, expand, filter, format},
+    output::{
+        self, Sink,
+        printer::Printer,
+        summary::{SummaryOptions, render, render_json},
+    },
+};
+
+/// Which recorded tasks and calls this replay shows.
+#[derive(Debug, Default, Clone)]
+pub struct Shown {
+    /// `-e`: only these syscalls (`None`: all that were recorded).
+    pub nrs: Option<FxHashSet<u32>>,
+    /// `-p`: only these processes; `-t`: only these threads.
+    pub pids: Option<Vec<u32>>,
+    pub tids: Option<Vec<u32>>,
+    /// `--filter-pids`.
+    pub hidden_pids: Vec<u32>,
+    /// `-e`: only these recorded events, by index (`None`: all).
+    pub events: Option<FxHashSet<u32>>,
+}
+
+impl Shown {
+    pub fn task(&self, rec: &SyscallRecord) -> bool {
+        self.pids.as_ref().is_none_or(|p| p.contains(&rec.pid))
+            && self.tids.as_ref().is_none_or(|t| t.contains(&rec.tid))
+            && !self.hidden_pids.contains(&rec.pid)
+    }
+
+    pub fn record(&self, rec: &SyscallRecord) -> bool {
+        self.task(rec)
+            && if rec.kind == KIND_EVENT {
+                self.events.as_ref().is_none_or(|e| e.contains(&rec.nr))
+            } else {
+                self.nrs.as_ref().is_none_or(|n| n.contains(&rec.nr))
+            }
+    }
+}
+
+fn traced(selection: Option<&Vec<u32>>, names: &[&str]) -> bool {
+    selection.is_none_or(|nrs| {
+        names
+            .iter()
+            .all(|n| syscall_table::number(n).is_none_or(|nr| nrs.contains(&nr)))
+    })
+}
+
+/// The recorded events in their index order, `--filter` on those the last `-e` event
+/// spec names (all of them without one).
+fn events(
+    cfg: &Config,
+    saved: &[file::SavedEvent],
+) -> Result<Vec<TpEvent>, crate::events::EventsError> {
+    let pairs: Vec<(String, String)> = saved
+        .iter()
+        .map(|e| (e.category.clone(), e.name.clone()))
+        .collect();
+    let filtered: Vec<&(String, String)> = match cfg.events.last() {
+        Some(spec) => expand(spec, &pairs),
+        None => pairs.iter().collect(),
+    };
+    saved
+        .iter()
+        .map(|e| {
+            let (id, fields) = format::parse(&e.format);
+            let target = filtered
+                .iter()
+                .any(|(c, n)| *c == e.category && *n == e.name);
+            let filter = match &cfg.event_filter {
+                Some(expr) if target => Some(filter::parse(expr, &fields)?),
+                _ => None,
+            };
+            Ok(TpEvent {
+                category: e.category.clone(),
+                name: e.name.clone(),
+                id: id.unwrap_or(0),
+                fields,
+                filter,
+            })
+        })
+        .collect()
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    #[error(transparent)]
+    Events(#[from] crate::events::EventsError),
+    #[error("the record was made on {0}: this rtrace decodes {arch}'s syscalls", arch = std::env::consts::ARCH)]
+    Machine(String),
+    #[error("-i replays a record: {0}")]
+    Usage(&'static str),
+    #[error("opening {0:?}: {1}")]
+    Output(std::path::PathBuf, std::io::Error),
+}
+
+/// Prints the record at `path`; returns the exit status.
+pub fn replay(cfg: &Config, path: &Path) -> Result<i32, ReplayError> {
+    let shown_path = path.display().to_string();
+    let mut input = BufReader::with_capacity(
+        256 << 10,
+        File::open(path).map_err(|source| RecordError::Io {
+            path: shown_path.clone(),
+            source,
+        })?,
+    );
+    let header = file::read_header(&mut input, &shown_path)?;
+    if header.machine != std::env::consts::ARCH {
+        return Err(ReplayError::Machine(header.machine));
+    }
+    let mut shown = Shown {
+        nrs: cfg.selection.as_ref().map(|s| s.iter().copied().collect()),
+        hidden_pids: cfg.filter_pids.clone(),
+        ..Shown::default()
+    };
+    match &cfg.targets {
+        Targets::Workload(_)
+        | Targets::System {
+            workload: Some(_), ..
+        } => {
+            return Err(ReplayError::Usage("it runs no command"));
+        }
+        Targets::System { uid: Some(_), .. } => {
+            return Err(ReplayError::Usage(
+                "-u cannot choose (the record has no uids)",
+            ));
+        }
+        Targets::Pids(p) => shown.pids = Some(p.clone()),
+        Targets::Tids(t) => shown.tids = Some(t.clone()),
+        Targets::System { .. } => {}
+    }
+    let mut out: Sink = output::sink(cfg.output.as_deref())
+        .map_err(|e| ReplayError::Output(cfg.output.clone().unwrap_or_default(), e))?;
+    let selection = header.selection.as_ref();
+    let mut fds = FdTable::new(traced(selection, &["close"]), traced(selection, CWD_CALLS));
+    fds.seed_procs(header.seeds.iter().map(file::SavedSeed::to_seed).collect());
+    // -e: the events it names (none, when it names only syscalls), as live.
+    if cfg.selection.is_some() || !cfg.events.is_empty() {
+        let pairs: Vec<(String, String)> = header
+            .events
+            .iter()
+            .map(|e| (e.category.clone(), e.name.clone()))
+            .collect();
+        shown.events = Some(
+            pairs
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| {
+                    cfg.events
+                        .iter()
+                        .any(|spec| !expand(spec, std::slice::from_ref(*p)).is_empty())
+                })
+                .map(|(i, _)| i as u32)
+                .collect(),
+        );
+    }
+    let table = EventTable::new(events(cfg, &header.events)?, header.names_pids);
+    let catalog = Catalog::new(SavedFormats(header.formats));
+    let mut printer = Printer::new(catalog, fds, cfg)
+        .with_events(table)
+        .showing(shown.clone());
+    let mut tally = cfg.summary.as_ref().map(|s| Tally::new(s.total));
+    let only_summary = cfg.summary.as_ref().is_some_and(|s| s.only);
+    let mut item = Vec::with_capacity(8192);
+    loop {
+        match file::read_item(&mut input, &mut item) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(source) => {
+                return Err(RecordError::Io {
+                    path: shown_path,
+                    source,
+                }
+                .into());
+            }
+        }
+        let Some(rec) = SyscallRecord::from_bytes(&item) else {
+            continue;
+        };
+        if let Some(t) = &mut tally
+            && shown.record(&rec)
+        {
+            t.add(&rec);
+        }
+        // -s alone: the events' lines, not the calls' (as live).
+        if only_summary && rec.kind != KIND_EVENT {
+            continue;
+        }
+        if printer.take(&item, &mut out) || printer.max_reached() {
+            break;
+        }
+    }
+    printer.flush_pending(None, &mut out);
+    if let (Some(t), Some(s)) = (tally, &cfg.summary) {
+        let mut text = String::new();
+        let opts = SummaryOptions {
+            max_rows: s.max_rows,
+            errno: s.errno,
+        };
+        if cfg.json {
+            render_json(&mut text, t.sections(), &opts);
+        } else {
+            render(&mut text, t.sections(), &opts);
+        }
+        let _ = out.write_all(text.as_bytes());
+    }
+    let _ = out.flush();
+    Ok(match out.failure() {
+        Some(_) => 1,
+        None => 0,
+    })
+}

@@ -1,0 +1,142 @@
+//! `rtrace -i FILE -s`: the summary counted from the recorded records, by the rules the
+//! kernel side counts with live (see trace-ebpf's `summary.rs`): a return with its
+//! entry is a call with its duration, a return without it a call of 0 ms (but a new
+//! child's return from a fork, which is no call of its own), an entry that never
+//! returns (exit, exit_group) an event without a row.
+
+use std::collections::BTreeMap;
+
+use rustc_hash::FxHashMap;
+use trace_common::{
+    SyscallRecord,
+    record::{KIND_SYSCALL, REC_PENDING},
+    stats::{StatsKey, SyscallStats},
+};
+
+use crate::{decode::syscall_table, output::summary::Section};
+
+const FORKS: [&str; 4] = ["clone", "clone3", "fork", "vfork"];
+
+#[derive(Default)]
+pub struct Tally {
+    total: bool,
+    per_key: BTreeMap<StatsKey, SyscallStats>,
+    errnos: BTreeMap<(u32, u32), BTreeMap<u32, u64>>,
+    comms: FxHashMap<u32, [u8; 16]>,
+}
+
+impl Tally {
+    pub fn new(total: bool) -> Self {
+        Self {
+            total,
+            ..Self::default()
+        }
+    }
+
+    pub fn add(&mut self, rec: &SyscallRecord) {
+        if rec.kind != KIND_SYSCALL || rec.flags & REC_PENDING != 0 {
+            return;
+        }
+        let key = StatsKey {
+            tid: if self.total { 0 } else { rec.tid },
+            nr: rec.nr,
+        };
+        let failed = rec.has_exit() && (-4095..0).contains(&rec.ret);
+        match (rec.has_entry(), rec.has_exit()) {
+            (true, true) => {
+                let dur = rec.exit_ns.saturating_sub(rec.enter_ns);
+                self.stats(key, rec).add_call(dur, failed, true);
+            }
+            (false, true) => {
+                let fork = syscall_table::name(rec.nr).is_some_and(|n| FORKS.contains(&n));
+                if rec.ret == 0 && fork {
+                    return;
+                }
+                self.stats(key, rec).add_call(0, failed, false);
+            }
+            (true, false) => self.stats(key, rec).enter_only += 1,
+            (false, false) => return,
+        }
+        if failed {
+            *self
+                .errnos
+                .entry((key.tid, key.nr))
+                .or_default()
+                .entry((-rec.ret) as u32)
+                .or_default() += 1;
+        }
+    }
+
+    fn stats(&mut self, key: StatsKey, rec: &SyscallRecord) -> &mut SyscallStats {
+        self.comms.entry(rec.tid).or_insert(rec.comm);
+        self.per_key.entry(key).or_default()
+    }
+
+    pub fn sections(self) -> Vec<Section> {
+        let errnos = self
+            .errnos
+            .into_iter()
+            .map(|(k, v)| (k, v.into_iter().collect()))
+            .collect();
+        let comms = self.comms;
+        crate::output::summary::sections(self.per_key, errnos, self.total, |tid| {
+            comms.get(&tid).copied().unwrap_or([0; 16])
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use trace_common::record::{REC_HAS_ENTRY, REC_HAS_EXIT};
+
+    use super::*;
+
+    fn rec(nr: u32, flags: u16, enter_ns: u64, exit_ns: u64, ret: i64) -> SyscallRecord {
+        SyscallRecord {
+            kind: KIND_SYSCALL,
+            flags,
+            nr,
+            tid: 10,
+            pid: 10,
+            enter_ns,
+            exit_ns,
+            args: [0; 6],
+            ret,
+            comm: *b"t\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0",
+            aug_len: [0; 2],
+            aug_arg: [trace_common::augment::AUG_NO_ARG; 2],
+            aug_cut: [0; 2],
+        }
+    }
+
+    #[test]
+    fn counted_as_the_kernel_counts() {
+        let openat = syscall_table::number("openat").unwrap();
+        let clone = syscall_table::number("clone").unwrap();
+        let exit_group = syscall_table::number("exit_group").unwrap();
+        let both = REC_HAS_ENTRY | REC_HAS_EXIT;
+        let mut t = Tally::new(false);
+        t.add(&rec(openat, both, 100, 300, 3));
+        t.add(&rec(openat, both, 400, 500, -2));
+        t.add(&rec(openat, REC_HAS_EXIT, 0, 900, 3));
+        t.add(&rec(openat, REC_HAS_ENTRY | REC_PENDING, 1000, 0, 0));
+        t.add(&rec(clone, REC_HAS_EXIT, 0, 950, 0));
+        t.add(&rec(exit_group, REC_HAS_ENTRY, 990, 0, 0));
+        let s = t.sections();
+        assert_eq!(s.len(), 1);
+        let open = s[0].rows.iter().find(|r| r.name == "openat").unwrap();
+        assert_eq!(
+            (
+                open.stats.calls,
+                open.stats.errors,
+                open.stats.total_ns,
+                open.stats.exit_only
+            ),
+            (3, 1, 300, 1)
+        );
+        assert_eq!(open.errnos, [("ENOENT".to_string(), 1)]);
+        assert!(s[0].rows.iter().all(|r| r.name != "clone"));
+        // openat: 2 + 2 + 1 events, exit_group 1.
+        assert_eq!(s[0].events(), 6);
+    }
+}
