@@ -181,10 +181,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
             .as_deref()
             .map(crate::kernel::cgroup::resolve)
             .transpose()?,
-        events: tp_events
-            .iter()
-            .map(|e| (e.category.clone(), e.name.clone()))
-            .collect(),
+        events: tp_events.iter().map(|e| u64::from(e.id)).collect(),
     };
     // rtrace record: what decoding the records needs, read while tracefs is at hand.
     let record_formats = cfg.record.then(|| {

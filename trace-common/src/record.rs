@@ -24,11 +24,12 @@ pub const KIND_EXEC_READS: u16 = 2;
 /// (`--envp`), sent after its KIND_EXEC_READS: slot 0 holds the strings, for argument 2.
 pub const KIND_EXEC_ENV: u16 = 3;
 /// A tracepoint event chosen with `-e cat:name`: `nr` the event's index among those
-/// chosen, `enter_ns` its time, slot 0 the kernel's raw record (its first 8 bytes
+/// chosen (the program's attach cookie), `enter_ns` its time, slot 0 the kernel's raw record (its first 8 bytes
 /// overwritten by the kernel), cut to [`EVENT_BYTES`].
 pub const KIND_EVENT: u16 = 4;
-/// Event programs in the object (`tp_event_0` …): events traced at once, at most.
-pub const EVENT_PROGRAMS: usize = 64;
+/// Events traced at once, at most: each is a perf event that the kernel releases,
+/// waiting for grace periods, when the trace ends.
+pub const MAX_EVENTS: usize = 64;
 /// How much of a tracepoint's raw record is sent: the fixed fields of every event
 /// rtrace has met, and room for the strings that follow them (`__data_loc`).
 pub const EVENT_BYTES: usize = 512;

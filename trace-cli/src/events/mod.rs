@@ -12,9 +12,7 @@ use crate::decode::selection::glob_match;
 use filter::{Filter, FilterError};
 use format::Field;
 
-/// The most events one trace attaches to: a program each (see trace-ebpf's
-/// `events.rs`).
-pub const MAX_EVENTS: usize = trace_common::record::EVENT_PROGRAMS;
+pub use trace_common::record::MAX_EVENTS;
 
 #[derive(Debug, Error, PartialEq)]
 pub enum EventsError {

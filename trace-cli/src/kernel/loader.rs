@@ -60,6 +60,15 @@ pub enum LoadError {
         #[source]
         source: aya::maps::MapError,
     },
+    #[error(
+        "tracepoint events need Linux 5.15 or later (their program names each event by its BPF attach cookie): {0}"
+    )]
+    EventsNeedCookies(#[source] ProgramError),
+    #[error("attaching a tracepoint event failed: {source}")]
+    AttachEvent {
+        #[source]
+        source: std::io::Error,
+    },
     #[error("attaching {name} failed: {source}")]
     Attach {
         name: &'static str,
@@ -97,8 +106,9 @@ pub struct Settings {
     /// `--envp`: send the environment a successful execve's program received.
     pub exec_envp: bool,
     pub hooks: SyscallHooks,
-    /// Tracepoint events chosen with `-e cat:name`: `tp_event_N` is loaded for them.
-    pub events: Vec<(String, String)>,
+    /// Tracepoint events chosen with `-e cat:name`, by tracefs id: `tp_event` is
+    /// loaded for them.
+    pub events: Vec<u64>,
     /// `-G`: only tasks of this cgroup and below.
     pub cgroup: Option<super::cgroup::CgroupTarget>,
 }
@@ -170,35 +180,33 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         };
         loaded.map_err(|source| LoadError::Attach { name, source })?;
     }
-    for name in EVENT_PROGRAM_NAMES.iter().take(s.events.len()) {
-        program::<TracePoint>(&mut bpf, name)?
+    if !s.events.is_empty() {
+        program::<TracePoint>(&mut bpf, EVENT_PROGRAM)?
             .load()
-            .map_err(|source| LoadError::Attach { name, source })?;
+            .map_err(LoadError::EventsNeedCookies)?;
     }
     Ok(bpf)
 }
 
-/// `tp_event_0` … : the program of the event of each index.
-static EVENT_PROGRAM_NAMES: std::sync::LazyLock<Vec<&'static str>> =
-    std::sync::LazyLock::new(|| {
-        (0..trace_common::record::EVENT_PROGRAMS)
-            .map(|i| &*format!("tp_event_{i}").leak())
-            .collect()
-    });
+/// The program of every tracepoint event (`-e cat:name`).
+const EVENT_PROGRAM: &str = "tp_event";
 
-/// The tracepoint events of `-e cat:name`, attached with the syscall programs; their
-/// links join `links`, to be released with the others.
-pub fn attach_events(
-    bpf: &mut Ebpf,
-    events: &[(String, String)],
-    links: &mut EventLinks,
-) -> Result<(), LoadError> {
-    for (name, (category, event)) in EVENT_PROGRAM_NAMES.iter().zip(events) {
-        let prog: &mut TracePoint = program(bpf, name)?;
-        let id = prog
-            .attach(category, event)
-            .map_err(|source| LoadError::Attach { name, source })?;
-        links.0.push((name, id));
+/// The tracepoint events of `-e cat:name` (their tracefs ids), each with its index as
+/// the program's cookie; their links join `links`, to be released with the others.
+pub fn attach_events(bpf: &mut Ebpf, ids: &[u64], links: &mut EventLinks) -> Result<(), LoadError> {
+    use std::os::fd::AsFd;
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let prog: &mut TracePoint = program(bpf, EVENT_PROGRAM)?;
+    let fd = prog.fd().map_err(|source| LoadError::Attach {
+        name: EVENT_PROGRAM,
+        source,
+    })?;
+    for (index, &id) in ids.iter().enumerate() {
+        let link = super::cookie_link::attach(fd.as_fd(), id, index as u64)
+            .map_err(|source| LoadError::AttachEvent { source })?;
+        links.1.push(link);
     }
     Ok(())
 }
@@ -227,7 +235,10 @@ pub fn attach_lifecycle(bpf: &mut Ebpf) -> Result<(), LoadError> {
 /// The links of the syscall programs on the chosen calls' events, kept so that they can
 /// be dropped all at once: releasing each event waits for the kernel's grace periods.
 #[derive(Default)]
-pub struct EventLinks(Vec<(&'static str, TracePointLinkId)>);
+pub struct EventLinks(
+    Vec<(&'static str, TracePointLinkId)>,
+    Vec<super::cookie_link::CookieLink>,
+);
 
 /// The syscall programs: attached last, once the pid maps are written and swept.
 pub fn attach_syscalls(
@@ -322,13 +333,22 @@ pub fn detach_syscalls(bpf: &mut Ebpf, links: &mut EventLinks) {
             owned.push(link);
         }
     }
+    let cookie_links = std::mem::take(&mut links.1);
     std::thread::scope(|s| {
         for link in owned {
             s.spawn(move || drop(link));
         }
+        for link in cookie_links {
+            s.spawn(move || drop(link));
+        }
     });
-    let syscall_programs = ["sys_enter", "sys_exit", "sys_enter_event", "sys_exit_event"];
-    for name in syscall_programs.iter().chain(EVENT_PROGRAM_NAMES.iter()) {
+    for name in [
+        "sys_enter",
+        "sys_exit",
+        "sys_enter_event",
+        "sys_exit_event",
+        EVENT_PROGRAM,
+    ] {
         if let Some(prog) = bpf.program_mut(name) {
             unload(prog);
         }

@@ -4,6 +4,7 @@
 pub mod bpf_log;
 pub mod btf;
 pub mod cgroup;
+pub mod cookie_link;
 pub mod features;
 pub mod loader;
 pub mod map_ops;
