@@ -230,12 +230,12 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         let _entered = runtime.enter();
         Stops::install().map_err(io_err("installing signal handlers"))?
     };
-    // Tracepoint events first: on a tracepoint the programs run in the order they were
-    // attached, and a task's exit event must be seen before the lifecycle program
-    // forgets the task. Nothing is a target yet, so they send nothing until then.
+    // Tracepoint events between the exec and the exit programs (see attach_lifecycle).
+    // Nothing is a target yet, so they send nothing until the maps are written.
     let mut event_links = loader::EventLinks::default();
+    loader::attach_lifecycle(&mut bpf, &["sched_process_exec"])?;
     loader::attach_events(&mut bpf, &settings.events, &mut event_links)?;
-    loader::attach_lifecycle(&mut bpf)?;
+    loader::attach_lifecycle(&mut bpf, &["sched_process_fork", "sched_process_exit"])?;
     write_pid_maps(
         &bpf,
         &cfg,

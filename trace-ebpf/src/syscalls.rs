@@ -126,12 +126,12 @@ fn on_enter(nr: u32, read_args: impl FnOnce() -> Option<[u64; 6]>) -> Option<()>
     }
     let ids = current_ids()?;
     let flags = target_flags(&ids)?;
-    if flags & TRACE_ARM_ON_EXEC != 0 {
-        // A workload rtrace holds: nothing before its execve is its own doing.
-        if !is_exec {
-            return None;
-        }
-        let _ = PIDS_TO_TRACE.insert(ids.trace_key(), flags & !TRACE_ARM_ON_EXEC, 0);
+    // A workload rtrace holds: nothing before its execve is its own doing. Its execve
+    // is recorded (the exit joins it from the task's storage, whatever the flags); the
+    // exec program arms the task once the exec succeeds, so that its tracepoint events
+    // start with the exec, as perf's (enabled on exec) do.
+    if flags & TRACE_ARM_ON_EXEC != 0 && !is_exec {
+        return None;
     }
     if is_exec && !selected(class) {
         return None;

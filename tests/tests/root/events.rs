@@ -220,3 +220,20 @@ fn events_that_do_not_exist_are_refused_in_one_line() {
         "{r}"
     );
 }
+
+#[test]
+fn a_commands_events_start_with_its_exec() {
+    if !bpf_ready("a_commands_events_start_with_its_exec") {
+        return;
+    }
+    // Before its exec the command is rtrace's held child (named rtrace): perf enables
+    // its events on exec, and so does rtrace.
+    let r = run(rtrace().args(["-e", "sched:*", "--", "/bin/true"]), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let first = r.stderr.lines().next().unwrap_or_default();
+    assert!(first.contains(" sched:sched_process_exec("), "{r}");
+    assert!(
+        r.stderr.lines().all(|l| !l.contains(" rtrace/")),
+        "no event of the held child before its exec{r}"
+    );
+}

@@ -17,7 +17,7 @@ use trace_common::{
     maps::{CPUS, SYSCALL_CLASS, globals},
 };
 
-const LIFECYCLE: [&str; 3] = [
+pub const LIFECYCLE: [&str; 3] = [
     "sched_process_fork",
     "sched_process_exit",
     "sched_process_exec",
@@ -222,9 +222,12 @@ where
 }
 
 /// fork/exit upkeep: attached before any pid is written, so that no task forked or
-/// exiting during the writes goes unseen.
-pub fn attach_lifecycle(bpf: &mut Ebpf) -> Result<(), LoadError> {
-    for name in LIFECYCLE {
+/// exiting during the writes goes unseen. `which` names some of [`LIFECYCLE`]: on a
+/// tracepoint the programs run in the order they were attached, and the tracepoint
+/// events' program must run after the exec program (which arms a held command: its
+/// exec event is its first) but before the exit program (which forgets the task).
+pub fn attach_lifecycle(bpf: &mut Ebpf, which: &[&'static str]) -> Result<(), LoadError> {
+    for &name in which {
         let prog: &mut RawTracePoint = program(bpf, name)?;
         prog.attach(name)
             .map_err(|source| LoadError::Attach { name, source })?;
