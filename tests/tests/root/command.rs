@@ -531,8 +531,8 @@ fn perf_users_habits() {
             "rtrace: -F/--pf is not supported yet",
         ),
         (
-            &["--no-syscalls", "--", "true"],
-            "rtrace: --no-syscalls is not supported yet",
+            &["--max-stack", "5", "--", "true"],
+            "rtrace: --max-stack is not supported yet",
         ),
         (
             &["--summery", "--", "true"],
