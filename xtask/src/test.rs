@@ -79,14 +79,18 @@ pub fn test(lint: bool, filter: &[String]) -> Result<()> {
 /// `cargo xtask test --container`: builds rtrace and runs it inside containers (see
 /// [`crate::container`]).
 pub fn test_container() -> Result<()> {
-    let root = workspace_root();
+    crate::container::smoke(&build_rtrace(&workspace_root())?)
+}
+
+/// Builds rtrace (debug, as the tests use it); its path.
+fn build_rtrace(root: &Path) -> Result<PathBuf> {
     run_step(
         "build rtrace",
         Command::new("cargo")
-            .current_dir(&root)
+            .current_dir(root)
             .args(["build", "--package", "trace-cli"]),
     )?;
-    crate::container::smoke(&root.join("target/debug/rtrace"))
+    Ok(root.join("target/debug/rtrace"))
 }
 
 /// `cargo xtask test --kernel …`: builds rtrace and the root test executable on the
@@ -96,12 +100,7 @@ pub fn test_kernels(series: &[&'static str], filter: &[String]) -> Result<()> {
     vm::ensure_tools()?;
     // The guest compiles with the host's gcc, -m32 included.
     ensure_gcc_m32()?;
-    run_step(
-        "build rtrace",
-        Command::new("cargo")
-            .current_dir(&root)
-            .args(["build", "--package", "trace-cli"]),
-    )?;
+    let rtrace = build_rtrace(&root)?;
     let json = capture(
         "build the root integration tests",
         Command::new("cargo").current_dir(&root).args([
@@ -118,7 +117,7 @@ pub fn test_kernels(series: &[&'static str], filter: &[String]) -> Result<()> {
         &root,
         series,
         &vm::Binaries {
-            rtrace: root.join("target/debug/rtrace"),
+            rtrace,
             tests: tests.into(),
         },
         filter,

@@ -106,6 +106,8 @@ pub struct JsonFormatter {
     ts: String,
     duration: String,
     errno: String,
+    /// A tracepoint event's `cat:name`.
+    event: String,
 }
 
 /// Nanoseconds as milliseconds with six decimals: exact, no floating point.
@@ -145,7 +147,19 @@ impl JsonFormatter {
             ts: String::new(),
             duration: String::new(),
             errno: String::new(),
+            event: String::new(),
         }
+    }
+
+    /// `ns` (the programs' clock) into `ts`: since the first line, or as it is (`-T`).
+    fn stamp(&mut self, ns: u64) {
+        let shown = if self.absolute_time {
+            i128::from(ns)
+        } else {
+            let base = *self.base_ns.get_or_insert(ns);
+            i128::from(ns) - i128::from(base)
+        };
+        write_ms6(&mut self.ts, shown);
     }
 
     /// Appends the call's line to `out`.
@@ -158,13 +172,7 @@ impl JsonFormatter {
     ) {
         self.ts.clear();
         if rec.has_entry() && rec.enter_ns != 0 {
-            let ns = if self.absolute_time {
-                i128::from(rec.enter_ns)
-            } else {
-                let base = *self.base_ns.get_or_insert(rec.enter_ns);
-                i128::from(rec.enter_ns) - i128::from(base)
-            };
-            write_ms6(&mut self.ts, ns);
+            self.stamp(rec.enter_ns);
         }
         self.duration.clear();
         if rec.has_entry() && rec.has_exit() {
@@ -225,25 +233,19 @@ impl JsonFormatter {
         data: &[u8],
     ) {
         self.ts.clear();
-        let ns = if self.absolute_time {
-            i128::from(rec.enter_ns)
-        } else {
-            let base = *self.base_ns.get_or_insert(rec.enter_ns);
-            i128::from(rec.enter_ns) - i128::from(base)
-        };
-        write_ms6(&mut self.ts, ns);
+        self.stamp(rec.enter_ns);
         self.comm.clear();
         escape::bare(&mut self.comm, comm_bytes(&rec.comm));
-        self.errno.clear();
-        self.errno.push_str(&event.category);
-        self.errno.push(':');
-        self.errno.push_str(&event.name);
+        self.event.clear();
+        self.event.push_str(&event.category);
+        self.event.push(':');
+        self.event.push_str(&event.name);
         let line = EventLine {
             ts: ms6(&self.ts),
             tid: rec.tid,
             pid: rec.pid,
             comm: &self.comm,
-            event: &self.errno,
+            event: &self.event,
             fields: EventFields {
                 event,
                 data,
