@@ -150,9 +150,18 @@ fn inside_a_pid_namespace_pid_targets_the_namespaces_pid() {
     if !bpf_ready("inside_a_pid_namespace_pid_targets_the_namespaces_pid") {
         return;
     }
-    let r = in_pid_namespace(
-        r#"sh -c 'sleep 3; cat /proc/self/stat >/dev/null' & echo $!; exec "$RTRACE" -p $!"#,
+    // The target waits for a file that appears once rtrace says tracing started (a
+    // fixed sleep was too short for rtrace's start under QEMU's emulation).
+    let dir = rtrace_tests::scratch_dir("pidns-p");
+    let script = format!(
+        r#"d={dir}
+sh -c "while [ ! -e $d/go ]; do sleep 0.05; done; cat /proc/self/stat >/dev/null" & t=$!; echo $t
+"$RTRACE" -v -p $t 2>$d/trace & r=$!
+while ! grep -q "tracing started" $d/trace; do sleep 0.05; done
+touch $d/go; wait $r; st=$?; cat $d/trace >&2; exit $st"#,
+        dir = dir.display()
     );
+    let r = in_pid_namespace(&script);
     assert_eq!(r.code(), Some(0), "{r}");
     let target: u32 = r
         .stdout
