@@ -94,8 +94,12 @@ pub fn parse(text: &str) -> (Option<u16>, Vec<Field>) {
 
 impl Field {
     /// The field's integer value (sign-extended when the field is signed); `None` past
-    /// the end of what was read, or for a field that is not a 1-, 2-, 4- or 8-byte scalar.
+    /// the end of what was read, or for a field that is not a 1-, 2-, 4- or 8-byte scalar
+    /// (an array of four bytes is no number).
     pub fn int(&self, data: &[u8]) -> Option<i128> {
+        if self.layout != Layout::Scalar {
+            return None;
+        }
         let b = data.get(self.offset..self.offset + self.size)?;
         let v = match (self.size, self.signed) {
             (1, false) => i128::from(b[0]),
@@ -191,6 +195,8 @@ mod tests {
         let text = "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\tfield:__rel_loc char[] name;\toffset:24;\tsize:4;\tsigned:0;\n";
         let (_, f) = parse(text);
         assert_eq!((f[0].name.as_str(), f[0].layout), ("comm", Layout::Array));
+        let four = parse("\tfield:u8 saddr[4];\toffset:0;\tsize:4;\tsigned:0;\n").1;
+        assert_eq!(four[0].int(&[127, 0, 0, 1]), None);
         let mut rec = vec![0u8; 28];
         rec[8..11].copy_from_slice(b"sh\0");
         rec[24..28].copy_from_slice(&(3u32 << 16).to_ne_bytes());
