@@ -318,7 +318,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     if let Some(delay) = cfg.delay {
         runtime.block_on(async { tokio::time::sleep(delay).await });
         loader::attach_syscalls(&mut bpf, &settings.hooks, &mut event_links)?;
-        shown_from_ns = monotonic_ns();
+        shown_from_ns = fd_table::monotonic_ns();
     }
     if cfg.verbose > 0 {
         say!("rtrace: tracing started");
@@ -474,23 +474,7 @@ fn close_traced(cfg: &Config) -> bool {
 
 /// Whether every call in `names` is traced.
 fn all_traced(cfg: &Config, names: &[&str]) -> bool {
-    let Some(nrs) = &cfg.selection else {
-        return true;
-    };
-    names
-        .iter()
-        .all(|name| syscall_table::number(name).is_none_or(|nr| nrs.contains(&nr)))
-}
-
-/// CLOCK_MONOTONIC in nanoseconds: the programs' clock (bpf_ktime_get_ns).
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    (ts.tv_sec as u64) * 1_000_000_000 + ts.tv_nsec as u64
+    fd_table::all_traced(cfg.selection.as_deref(), names)
 }
 
 fn summary_flags(summary: Option<&crate::config::Summary>) -> u32 {

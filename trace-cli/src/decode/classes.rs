@@ -56,6 +56,13 @@ pub fn is_exec(name: &str) -> bool {
         .any(|(names, class)| *class == CLASS_EXEC && names.contains(&name))
 }
 
+/// Whether `name` is one of the fork calls (CLASS_FORK).
+pub fn is_fork(name: &str) -> bool {
+    NAMED
+        .iter()
+        .any(|(names, class)| *class == CLASS_FORK && names.contains(&name))
+}
+
 /// (syscall index, class bits) for every index with a bit set. `selection` is `-e`'s
 /// list of indexes; `unfinished` asks for the blocking calls' entries.
 pub fn syscall_classes(selection: Option<&[u32]>, unfinished: bool) -> Vec<(u32, u32)> {

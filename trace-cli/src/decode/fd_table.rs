@@ -100,8 +100,17 @@ pub struct ProcSeed {
     pub same_view: bool,
 }
 
+/// Whether every call in `names` is traced by `selection` (`-e`'s indexes; `None`: all).
+pub fn all_traced(selection: Option<&[u32]>, names: &[&str]) -> bool {
+    selection.is_none_or(|nrs| {
+        names.iter().all(|name| {
+            crate::decode::syscall_table::number(name).is_none_or(|nr| nrs.contains(&nr))
+        })
+    })
+}
+
 /// CLOCK_MONOTONIC in nanoseconds, the clock of the records' times.
-fn monotonic_ns() -> u64 {
+pub fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

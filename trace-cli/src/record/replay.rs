@@ -19,8 +19,7 @@ use crate::{
     config::{Config, Targets},
     decode::{
         Catalog,
-        fd_table::{CWD_CALLS, FdTable},
-        syscall_table,
+        fd_table::{CWD_CALLS, FdTable, all_traced},
     },
     events::{EventTable, TpEvent, expand, filter, format},
     output::{
@@ -59,14 +58,6 @@ impl Shown {
                 self.nrs.as_ref().is_none_or(|n| n.contains(&rec.nr))
             }
     }
-}
-
-fn traced(selection: Option<&Vec<u32>>, names: &[&str]) -> bool {
-    selection.is_none_or(|nrs| {
-        names
-            .iter()
-            .all(|n| syscall_table::number(n).is_none_or(|nr| nrs.contains(&nr)))
-    })
 }
 
 /// The recorded events in their index order, `--filter` on those the last `-e` event
@@ -156,8 +147,11 @@ pub fn replay(cfg: &Config, path: &Path) -> Result<i32, ReplayError> {
     }
     let mut out: Sink = output::sink(cfg.output.as_deref())
         .map_err(|e| ReplayError::Output(cfg.output.clone().unwrap_or_default(), e))?;
-    let selection = header.selection.as_ref();
-    let mut fds = FdTable::new(traced(selection, &["close"]), traced(selection, CWD_CALLS));
+    let selection = header.selection.as_deref();
+    let mut fds = FdTable::new(
+        all_traced(selection, &["close"]),
+        all_traced(selection, CWD_CALLS),
+    );
     fds.seed_procs(header.seeds.iter().map(file::SavedSeed::to_seed).collect());
     // -e: the events it names (none, when it names only syscalls), as live.
     if cfg.selection.is_some() || !cfg.events.is_empty() {

@@ -13,9 +13,10 @@ use trace_common::{
     stats::{StatsKey, SyscallStats},
 };
 
-use crate::{decode::syscall_table, output::summary::Section};
-
-const FORKS: [&str; 4] = ["clone", "clone3", "fork", "vfork"];
+use crate::{
+    decode::{classes, syscall_table},
+    output::summary::Section,
+};
 
 #[derive(Default)]
 pub struct Tally {
@@ -48,7 +49,7 @@ impl Tally {
                 self.stats(key, rec).add_call(dur, failed, true);
             }
             (false, true) => {
-                let fork = syscall_table::name(rec.nr).is_some_and(|n| FORKS.contains(&n));
+                let fork = syscall_table::name(rec.nr).is_some_and(classes::is_fork);
                 if rec.ret == 0 && fork {
                     return;
                 }
