@@ -230,8 +230,15 @@ fn a_commands_events_start_with_its_exec() {
     // its events on exec, and so does rtrace.
     let r = run(rtrace().args(["-e", "sched:*", "--", "/bin/true"]), LIMIT);
     assert_eq!(r.code(), Some(0), "{r}");
-    let first = r.stderr.lines().next().unwrap_or_default();
-    assert!(first.contains(" sched:sched_process_exec("), "{r}");
+    // The exec event need not be the first: a timer tick can run the scheduler's events
+    // for the new program between the exec program and the events' program on the
+    // exec tracepoint (seen on 6.12 under QEMU): those events are the new program's.
+    assert!(
+        r.stderr
+            .lines()
+            .any(|l| l.contains(" true/") && l.contains(" sched:sched_process_exec(")),
+        "{r}"
+    );
     assert!(
         r.stderr.lines().all(|l| !l.contains(" rtrace/")),
         "no event of the held child before its exec{r}"
