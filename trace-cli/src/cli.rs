@@ -129,6 +129,18 @@ pub struct Args {
     )]
     pub delay: Option<String>,
 
+    /// Trace page faults: major (maj), minor (min) or both (all), each line naming the
+    /// code that faulted and the mapping it touched.
+    #[arg(
+        short = 'F',
+        long = "pf",
+        help_heading = "Events",
+        value_name = "maj|min|all",
+        num_args = 0..=1,
+        default_missing_value = "maj"
+    )]
+    pub pf: Option<String>,
+
     /// Show only the tracepoint events of the last -e whose fields pass EXPR, in the
     /// kernel's filter language (`prev_pid == 1 && next_comm ~ "kworker*"`).
     #[arg(long = "filter", help_heading = "Events", value_name = "EXPR")]
@@ -340,8 +352,6 @@ pub struct Args {
     pub max_stack: Option<String>,
     #[arg(long = "min-stack", hide = true)]
     pub min_stack: Option<String>,
-    #[arg(short = 'F', long = "pf", hide = true)]
-    pub pf: Option<String>,
     #[arg(long = "map-dump", hide = true)]
     pub map_dump: Option<String>,
     #[arg(long = "proc-map-timeout", hide = true)]
@@ -377,12 +387,11 @@ pub struct Args {
 impl Args {
     /// The first perf option given that rtrace does not have yet.
     pub fn unsupported(&self) -> Option<&'static str> {
-        let given: [(bool, &'static str); 13] = [
+        let given: [(bool, &'static str); 12] = [
             (self.call_graph.is_some(), "--call-graph"),
             (self.kernel_syscall_graph, "--kernel-syscall-graph"),
             (self.max_stack.is_some(), "--max-stack"),
             (self.min_stack.is_some(), "--min-stack"),
-            (self.pf.is_some(), "-F/--pf"),
             (self.map_dump.is_some(), "--map-dump"),
             (self.proc_map_timeout.is_some(), "--proc-map-timeout"),
             (self.print_sample, "--print-sample"),

@@ -37,6 +37,8 @@ pub enum ConfigError {
         "invalid delay '{0}' for -D/--delay: expected milliseconds, 0 or more (perf's -1, start disabled, is not supported)"
     )]
     BadDelay(String),
+    #[error("invalid value '{0}' for -F/--pf: expected maj, min or all")]
+    BadFaults(String),
     #[error("rtrace record: {0}")]
     Record(&'static str),
     #[error("invalid value {0} for --duration: expected milliseconds, 0 or more")]
@@ -55,6 +57,26 @@ pub enum ConfigError {
     BadSummaryEntries(String),
     #[error("{0} is not supported yet")]
     Unsupported(&'static str),
+}
+
+/// `-F maj|min|all` (perf's words; `-F` alone is `maj`, as in perf).
+fn parse_faults(word: &str) -> Result<crate::kernel::loader::Faults, ConfigError> {
+    use crate::kernel::loader::Faults;
+    match word {
+        "maj" => Ok(Faults {
+            min: false,
+            maj: true,
+        }),
+        "min" => Ok(Faults {
+            min: true,
+            maj: false,
+        }),
+        "all" => Ok(Faults {
+            min: true,
+            maj: true,
+        }),
+        _ => Err(ConfigError::BadFaults(word.to_string())),
+    }
 }
 
 /// No more tasks than this can live at once (the kernel's PID_MAX_LIMIT); bigger pid
@@ -143,6 +165,8 @@ pub struct Config {
     pub cgroup: Option<String>,
     /// `-D`: how long after the command starts tracing begins.
     pub delay: Option<std::time::Duration>,
+    /// `-F`: the page faults traced.
+    pub faults: crate::kernel::loader::Faults,
     pub max_events: Option<u64>,
     /// `--string-limit`: buffer bytes and argv entries shown (default 32).
     pub string_limit: u16,
@@ -380,6 +404,17 @@ pub fn resolve_with(
                 .map_err(|_| ConfigError::BadDelay(d.to_string()))
         })
         .transpose()?;
+    let faults = args
+        .pf
+        .as_deref()
+        .map(parse_faults)
+        .transpose()?
+        .unwrap_or_default();
+    if replay && faults.any() {
+        return Err(ConfigError::Unsupported(
+            "-F with -i (a record holds no page faults)",
+        ));
+    }
     let ring_bytes = match args.mmap_pages.as_deref() {
         Some(m) => parse_ring_size(m)?,
         None => DEFAULT_RING_BYTES,
@@ -449,6 +484,7 @@ pub fn resolve_with(
         json: args.json,
         min_duration_ns,
         delay,
+        faults,
         cgroup: args.cgroup.clone(),
         input: args.input.clone(),
         record: false,
@@ -474,6 +510,11 @@ pub fn for_record(mut cfg: Config, record: bool) -> Result<Config, ConfigError> 
     if cfg.summary.is_some() {
         return Err(ConfigError::Record(
             "-s is for the replay: rtrace -i FILE -s",
+        ));
+    }
+    if cfg.faults.any() {
+        return Err(ConfigError::Record(
+            "-F cannot be recorded: a record keeps no memory maps to name the faults with",
         ));
     }
     cfg.record = true;

@@ -23,4 +23,5 @@ pub mod pids;
 pub mod record;
 pub mod session;
 pub mod signals;
+pub mod symbols;
 pub mod workload;

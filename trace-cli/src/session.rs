@@ -182,6 +182,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
             .map(crate::kernel::cgroup::resolve)
             .transpose()?,
         events: tp_events.iter().map(|e| u64::from(e.id)).collect(),
+        faults: cfg.faults,
     };
     // rtrace record: what decoding the records needs, read while tracefs is at hand.
     let record_formats = cfg.record.then(|| {
@@ -269,9 +270,27 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
                 .map(|(nr, i)| (nr, i.plan_with_limit(cfg.string_limit))),
         )?;
     }
+    // -F: the mappings that name the faults are kept from before the first fault
+    // (and the command's exec) on.
+    let symbols =
+        if cfg.faults.any() && settings.summary_flags & trace_common::stats::SUMMARY_RECORDS != 0 {
+            let cpus = aya::util::online_cpus()
+                .map_err(|(_, e)| e)
+                .map_err(io_err("listing the online CPUs"))?;
+            Some(
+                crate::symbols::resolve::Symbols::start(
+                    &cpus,
+                    processes_to_seed(&cfg, workload.as_ref()),
+                )
+                .map_err(io_err("opening the memory-map records (perf_event_open)"))?,
+            )
+        } else {
+            None
+        };
     // -D: the syscall programs are attached once the delay has passed.
     if cfg.delay.is_none() {
         loader::attach_syscalls(&mut bpf, &settings.hooks, &mut event_links)?;
+        loader::attach_faults(&mut bpf, cfg.faults, cfg.cpus.as_deref())?;
     }
     // Where each target is, read once tracing has begun (the held command has not run).
     let proc_seeds = ProcSeed::read(
@@ -318,6 +337,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     if let Some(delay) = cfg.delay {
         runtime.block_on(async { tokio::time::sleep(delay).await });
         loader::attach_syscalls(&mut bpf, &settings.hooks, &mut event_links)?;
+        loader::attach_faults(&mut bpf, cfg.faults, cfg.cpus.as_deref())?;
         shown_from_ns = fd_table::monotonic_ns();
     }
     if cfg.verbose > 0 {
@@ -336,6 +356,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         bpf_log,
         event_table,
         shown_from_ns,
+        symbols,
     ))?;
     if let Some(summary) = &cfg.summary {
         // Detach the syscall programs first: the numbers read below no longer move.
@@ -717,6 +738,7 @@ async fn event_loop(
     bpf_log: Option<EbpfLogger<StderrLines>>,
     event_table: crate::events::EventTable,
     shown_from_ns: u64,
+    symbols: Option<crate::symbols::resolve::Symbols>,
 ) -> Result<Ended, SessionError> {
     let ring_map = bpf.take_map(EVENTS).ok_or(LoadError::MissingMap(EVENTS))?;
     let ring: RingBuf<MapData> = RingBuf::try_from(ring_map).map_err(|e| SessionError::Io {
@@ -758,6 +780,9 @@ async fn event_loop(
         .shown_from(shown_from_ns);
     if cfg.record {
         printer = printer.recording();
+    }
+    if let Some(symbols) = symbols {
+        printer = printer.with_locator(Box::new(symbols));
     }
     let mut reported_lost = 0u64;
     let mut exit_code = None;
@@ -845,6 +870,12 @@ async fn event_loop(
     }
     // What is still blocked when tracing ends is shown as unfinished.
     printer.flush_pending(None, out);
+    let maps_lost = printer.locations_lost();
+    if maps_lost > 0 {
+        say!(
+            "rtrace: {maps_lost} memory-map records were lost (their ring was full): some fault addresses are shown unnamed"
+        );
+    }
     let _ = out.flush();
 
     let exit_code = match (
@@ -872,6 +903,7 @@ fn drain<S: FormatSource>(
     ring: &mut RingBuf<MapData>,
     out: &mut Sink,
 ) -> bool {
+    printer.keep_up();
     while !printer.max_reached() {
         let Some(item) = ring.next() else {
             break;

@@ -27,6 +27,12 @@ pub const KIND_EXEC_ENV: u16 = 3;
 /// chosen (the program's attach cookie), `enter_ns` its time, slot 0 the kernel's raw record (its first 8 bytes
 /// overwritten by the kernel), cut to [`EVENT_BYTES`].
 pub const KIND_EVENT: u16 = 4;
+/// A page fault of a target task (`-F`): `nr` one of [`FAULT_MIN`], [`FAULT_MAJ`],
+/// `enter_ns` its time, `args[0]` the instruction pointer, `args[1]` the faulting
+/// address, `args[2]` 1 when the fault was taken in user mode, 0 in the kernel.
+pub const KIND_FAULT: u16 = 5;
+pub const FAULT_MIN: u32 = 0;
+pub const FAULT_MAJ: u32 = 1;
 /// Events traced at once, at most: each is a perf event that the kernel releases,
 /// waiting for grace periods, when the trace ends.
 pub const MAX_EVENTS: usize = 64;
@@ -78,7 +84,7 @@ impl SyscallRecord {
         let rec = unsafe { core::ptr::read_unaligned(bytes.as_ptr().cast::<SyscallRecord>()) };
         matches!(
             rec.kind,
-            KIND_SYSCALL | KIND_EXEC_READS | KIND_EXEC_ENV | KIND_EVENT
+            KIND_SYSCALL | KIND_EXEC_READS | KIND_EXEC_ENV | KIND_EVENT | KIND_FAULT
         )
         .then_some(rec)
     }

@@ -10,6 +10,10 @@ pub const SUMMARY_TOTAL: u32 = 4;
 /// Also count each errno per syscall.
 pub const SUMMARY_ERRNO: u32 = 8;
 
+/// `StatsKey::nr` of a thread's page-fault counts (`-F` with a summary), indexed by
+/// `record::FAULT_MIN`/`FAULT_MAJ`: only `calls` is used. No syscall has these numbers.
+pub const STATS_NR_FAULTS: [u32; 2] = [0xffff_fff0, 0xffff_fff1];
+
 /// Hash map (per thread) and per-CPU hash map (total mode) of [`SyscallStats`].
 pub const SYSCALL_STATS: &str = "syscall_stats";
 pub const SYSCALL_STATS_TOTAL: &str = "syscall_stats_total";

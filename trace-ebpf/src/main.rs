@@ -7,6 +7,8 @@
 //!   `pids_to_trace` and `pids_filtered` in step with live tasks (`lifecycle.rs`).
 //! - `tp_event` (classic tracepoint, attached to each event chosen with `-e cat:name`):
 //!   sends a target task's raw event record (`events.rs`).
+//! - `pf_min` / `pf_maj` (perf_event, on the software page-fault events, `-F`): send a
+//!   target task's page faults (`faults.rs`).
 //!
 //! Filtering happens first and costs one or two hash lookups; nothing here can panic.
 
@@ -16,6 +18,7 @@
 
 mod augment;
 mod events;
+mod faults;
 mod floors;
 mod lifecycle;
 mod maps;

@@ -155,3 +155,42 @@ pub fn sigreturn_mask(regs: *const u8, nr: u32, compat: bool) -> Option<u64> {
 pub fn sigreturn_mask(_regs: *const u8, _nr: u32, _compat: bool) -> Option<u64> {
     None
 }
+
+/// A page fault's instruction pointer, whether it was taken in user mode, and the
+/// faulting address, from a perf_event program's context (x86_64: the user code
+/// segment's privilege level is 3). Direct context reads: the verifier rewrites them.
+#[cfg(bpf_target_arch = "x86_64")]
+#[inline(always)]
+pub fn fault_site(ctx: *const aya_ebpf::bindings::bpf_perf_event_data) -> (u64, bool, u64) {
+    // SAFETY: the program's own context, read at fields the verifier allows.
+    unsafe {
+        (
+            core::ptr::read_volatile(&raw const (*ctx).regs.rip),
+            core::ptr::read_volatile(&raw const (*ctx).regs.cs) & 3 == 3,
+            core::ptr::read_volatile(&raw const (*ctx).addr),
+        )
+    }
+}
+
+/// arm64: `pc`, and EL0 in pstate's mode bits.
+#[cfg(bpf_target_arch = "aarch64")]
+#[inline(always)]
+pub fn fault_site(ctx: *const aya_ebpf::bindings::bpf_perf_event_data) -> (u64, bool, u64) {
+    // SAFETY: as above.
+    unsafe {
+        (
+            core::ptr::read_volatile(&raw const (*ctx).regs.pc),
+            core::ptr::read_volatile(&raw const (*ctx).regs.pstate) & 0xf == 0,
+            core::ptr::read_volatile(&raw const (*ctx).addr),
+        )
+    }
+}
+
+#[cfg(not(any(bpf_target_arch = "x86_64", bpf_target_arch = "aarch64")))]
+#[inline(always)]
+pub fn fault_site(ctx: *const aya_ebpf::bindings::bpf_perf_event_data) -> (u64, bool, u64) {
+    // SAFETY: as above.
+    (0, true, unsafe {
+        core::ptr::read_volatile(&raw const (*ctx).addr)
+    })
+}

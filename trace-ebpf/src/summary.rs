@@ -11,8 +11,8 @@ use aya_ebpf::{
 use trace_common::{
     maps::COUNTER_STATS_LOST,
     stats::{
-        ERRNO_ENTRIES, ErrnoKey, STATS_ENTRIES, STATS_TOTAL_ENTRIES, SUMMARY_AGGREGATE,
-        SUMMARY_ERRNO, SUMMARY_RECORDS, SUMMARY_TOTAL, StatsKey, SyscallStats,
+        ERRNO_ENTRIES, ErrnoKey, STATS_ENTRIES, STATS_NR_FAULTS, STATS_TOTAL_ENTRIES,
+        SUMMARY_AGGREGATE, SUMMARY_ERRNO, SUMMARY_RECORDS, SUMMARY_TOTAL, StatsKey, SyscallStats,
     },
 };
 
@@ -99,6 +99,35 @@ pub fn account(ids: &Ids, nr: u32, dur_ns: u64, ret: i64, entry_seen: bool, retu
             _pad: 0,
         });
     }
+}
+
+/// One page fault of `kind` (`record::FAULT_MIN`/`FAULT_MAJ`), counted in the thread's
+/// entry of `syscall_stats` under a number no syscall has. Not in total mode: perf's
+/// total summary counts syscalls only.
+#[inline(always)]
+pub fn account_fault(ids: &Ids, kind: u32) {
+    let flags = SUMMARY_FLAGS.load();
+    if flags & SUMMARY_AGGREGATE == 0 || flags & SUMMARY_TOTAL != 0 {
+        return;
+    }
+    let key = StatsKey {
+        tid: ids.tid,
+        nr: STATS_NR_FAULTS[(kind & 1) as usize],
+    };
+    if let Some(p) = SYSCALL_STATS.get_ptr_mut(key) {
+        // SAFETY: a live value that only this thread writes.
+        unsafe { (*p).calls += 1 };
+        return;
+    }
+    let s = SyscallStats {
+        calls: 1,
+        ..SyscallStats::default()
+    };
+    if SYSCALL_STATS.insert(key, s, BPF_NOEXIST as u64).is_err() {
+        bump(COUNTER_STATS_LOST);
+        return;
+    }
+    let _ = TASK_COMM.insert(ids.tid, bpf_get_current_comm().unwrap_or([0; 16]), 0);
 }
 
 #[inline(always)]

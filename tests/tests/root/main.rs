@@ -4,6 +4,7 @@
 mod command;
 mod decode;
 mod events;
+mod faults;
 mod held;
 mod lifecycle;
 mod output;

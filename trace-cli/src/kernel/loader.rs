@@ -4,7 +4,11 @@
 use aya::maps::{Array, MapData};
 use aya::{
     Ebpf, EbpfError, EbpfLoader,
-    programs::{ProgramError, RawTracePoint, TracePoint, trace_point::TracePointLinkId},
+    programs::{
+        PerfEvent, ProgramError, RawTracePoint, TracePoint,
+        perf_event::{PerfEventConfig, PerfEventScope, SamplePolicy, SoftwareEvent},
+        trace_point::TracePointLinkId,
+    },
 };
 use thiserror::Error;
 
@@ -111,7 +115,36 @@ pub struct Settings {
     pub events: Vec<u64>,
     /// `-G`: only tasks of this cgroup and below.
     pub cgroup: Option<super::cgroup::CgroupTarget>,
+    /// `-F`: the page faults traced, minor and major.
+    pub faults: Faults,
 }
+
+/// `-F maj|min|all`: which page faults are traced.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Faults {
+    pub min: bool,
+    pub maj: bool,
+}
+
+impl Faults {
+    /// The programs, and the software events they are attached to.
+    fn chosen(self) -> impl Iterator<Item = (&'static str, SoftwareEvent)> {
+        [
+            (self.min, FAULT_PROGRAMS[0], SoftwareEvent::PageFaultsMin),
+            (self.maj, FAULT_PROGRAMS[1], SoftwareEvent::PageFaultsMaj),
+        ]
+        .into_iter()
+        .filter(|(on, _, _)| *on)
+        .map(|(_, name, event)| (name, event))
+    }
+
+    pub fn any(self) -> bool {
+        self.min || self.maj
+    }
+}
+
+/// The page-fault programs, minor and major.
+const FAULT_PROGRAMS: [&str; 2] = ["pf_min", "pf_maj"];
 
 pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
     let flag = |b: bool| u32::from(b);
@@ -179,6 +212,11 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
             SyscallHooks::Events(_) => program::<TracePoint>(&mut bpf, name)?.load(),
         };
         loaded.map_err(|source| LoadError::Attach { name, source })?;
+    }
+    for (name, _) in s.faults.chosen() {
+        program::<PerfEvent>(&mut bpf, name)?
+            .load()
+            .map_err(|source| LoadError::Attach { name, source })?;
     }
     if !s.events.is_empty() {
         program::<TracePoint>(&mut bpf, EVENT_PROGRAM)?
@@ -272,6 +310,38 @@ pub fn attach_syscalls(
     Ok(())
 }
 
+/// `-F`: the page-fault programs, on each CPU's software page-fault event (`cpus`, or
+/// every online CPU), sampled at every fault. Attached with the syscall programs.
+pub fn attach_faults(
+    bpf: &mut Ebpf,
+    faults: Faults,
+    cpus: Option<&[u32]>,
+) -> Result<(), LoadError> {
+    if !faults.any() {
+        return Ok(());
+    }
+    let cpus = match cpus {
+        Some(c) => c.to_vec(),
+        None => aya::util::online_cpus().map_err(|(_, source)| LoadError::Attach {
+            name: FAULT_PROGRAMS[0],
+            source: ProgramError::IOError(source),
+        })?,
+    };
+    for (name, event) in faults.chosen() {
+        let prog: &mut PerfEvent = program(bpf, name)?;
+        for &cpu in &cpus {
+            prog.attach(
+                PerfEventConfig::Software(event),
+                PerfEventScope::AllProcessesOneCpu { cpu },
+                SamplePolicy::Period(1),
+                false,
+            )
+            .map_err(|source| LoadError::Attach { name, source })?;
+        }
+    }
+    Ok(())
+}
+
 /// Sets entries of the array map `name`. Indexes past the map are left out: nothing
 /// in the kernel can ask for them.
 fn write_array<V: aya::Pod>(
@@ -321,6 +391,9 @@ fn unload(prog: &mut aya::programs::Program) {
         aya::programs::Program::RawTracePoint(p) => {
             let _ = p.unload();
         }
+        aya::programs::Program::PerfEvent(p) => {
+            let _ = p.unload();
+        }
         _ => {}
     }
 }
@@ -351,6 +424,8 @@ pub fn detach_syscalls(bpf: &mut Ebpf, links: &mut EventLinks) {
         "sys_enter_event",
         "sys_exit_event",
         EVENT_PROGRAM,
+        FAULT_PROGRAMS[0],
+        FAULT_PROGRAMS[1],
     ] {
         if let Some(prog) = bpf.program_mut(name) {
             unload(prog);

@@ -10,5 +10,6 @@ pub mod loader;
 pub mod map_ops;
 pub mod pidns;
 pub mod privilege;
+pub mod sideband;
 pub mod stats_maps;
 pub mod tracefs;

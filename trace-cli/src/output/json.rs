@@ -255,6 +255,61 @@ impl JsonFormatter {
         let _ = serde_json::to_writer(&mut *out, &line);
         out.push(b'\n');
     }
+
+    /// A page fault, its places named as the line names them.
+    pub fn format_fault(
+        &mut self,
+        out: &mut Vec<u8>,
+        rec: &SyscallRecord,
+        code: &crate::symbols::Location,
+        memory: &crate::symbols::Location,
+    ) {
+        use crate::output::fault;
+        self.ts.clear();
+        self.stamp(rec.enter_ns);
+        self.comm.clear();
+        escape::bare(&mut self.comm, comm_bytes(&rec.comm));
+        self.event.clear();
+        fault::code(&mut self.event, code, rec.args[0]);
+        let split = self.event.len();
+        fault::target(&mut self.event, memory, rec.args[1]);
+        let line = FaultLine {
+            ts: ms6(&self.ts),
+            tid: rec.tid,
+            pid: rec.pid,
+            comm: &self.comm,
+            fault: fault::name(rec.nr == trace_common::record::FAULT_MAJ),
+            ip: rec.args[0],
+            code: &self.event[..split],
+            addr: rec.args[1],
+            target: &self.event[split..],
+            mapped: memory.map.is_some(),
+            user: rec.args[2] != 0,
+        };
+        let _ = serde_json::to_writer(&mut *out, &line);
+        out.push(b'\n');
+    }
+}
+
+/// A page fault (`-F`).
+#[derive(Serialize)]
+struct FaultLine<'a> {
+    ts: Option<&'a RawValue>,
+    tid: u32,
+    pid: u32,
+    comm: &'a str,
+    /// `minfault` or `majfault`.
+    fault: &'static str,
+    /// The faulting code: its address, and `sym+0xoff` as the line prints it.
+    ip: u64,
+    code: &'a str,
+    /// The memory touched: its address, and `dso@0xoffset` as the line prints it.
+    addr: u64,
+    target: &'a str,
+    /// Whether a mapping held `addr`.
+    mapped: bool,
+    /// Taken in user mode (false: in the kernel, touching user memory for the task).
+    user: bool,
 }
 
 #[derive(Serialize)]

@@ -6,7 +6,12 @@ use std::fmt::Write as _;
 
 use rustc_hash::FxHashMap as HashMap;
 
-use trace_common::{SyscallRecord, TASK_COMM_LEN, record::Augmented};
+use trace_common::{
+    SyscallRecord, TASK_COMM_LEN,
+    record::{Augmented, FAULT_MAJ},
+};
+
+use crate::symbols::Location;
 
 use crate::decode::{
     RetKind, SyscallInfo,
@@ -121,6 +126,34 @@ impl LineFormatter {
         };
         crate::events::print::fields(out, &event.fields, data, self.opts.show_zeros, &comm_of);
         out.push_str(")\n");
+    }
+
+    /// A page fault (`-F`): `ts ( 0.000 ms): comm/tid minfault [code] => memory (MT)`,
+    /// perf's line with its zero duration.
+    pub fn fault_line(
+        &mut self,
+        out: &mut String,
+        rec: &SyscallRecord,
+        code: &Location,
+        memory: &Location,
+    ) {
+        use crate::output::fault;
+        self.comms.insert(rec.tid, rec.comm);
+        if self.opts.show_timestamp {
+            self.timestamp(out, rec);
+        }
+        if self.opts.show_duration {
+            out.push_str("( 0.000 ms): ");
+        }
+        self.task(out, rec);
+        out.push_str(fault::name(rec.nr == FAULT_MAJ));
+        out.push_str(" [");
+        fault::code(out, code, rec.args[0]);
+        out.push_str("] => ");
+        fault::target(out, memory, rec.args[1]);
+        out.push(' ');
+        fault::kinds(out, memory, rec.args[2] != 0);
+        out.push('\n');
     }
 
     /// `comm/tid ` (perf prints at most 14 bytes of the name), or the tid alone.

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use trace_common::{
     SyscallRecord,
-    record::{Augmented, KIND_EVENT, KIND_EXEC_ENV, KIND_EXEC_READS, REC_PENDING},
+    record::{Augmented, KIND_EVENT, KIND_EXEC_ENV, KIND_EXEC_READS, KIND_FAULT, REC_PENDING},
 };
 
 use crate::{
@@ -15,6 +15,7 @@ use crate::{
     events::EventTable,
     output::{json::JsonFormatter, line::LineFormatter},
     record::replay::Shown,
+    symbols::{Locate, is_kernel_addr},
 };
 
 /// The bytes of a string read whole (a path cut short names nothing).
@@ -75,6 +76,8 @@ pub struct Printer<'c, S> {
     shown: Option<Shown>,
     /// `rtrace record`: each record goes to the output as it came, after its length.
     recording: bool,
+    /// Names the places of page faults (`-F`).
+    locate: Option<Box<dyn Locate + 'c>>,
 }
 
 /// The entry of a call that may block and has not returned: its record as the kernel
@@ -109,7 +112,66 @@ impl<'c, S: FormatSource> Printer<'c, S> {
             shown_from_ns: 0,
             shown: None,
             recording: false,
+            locate: None,
         }
+    }
+
+    /// Page faults' places are named by `locate`.
+    pub fn with_locator(mut self, locate: Box<dyn Locate + 'c>) -> Self {
+        self.locate = Some(locate);
+        self
+    }
+
+    /// Lets the locator read what it keeps up with (between batches of records).
+    pub fn keep_up(&mut self) {
+        if let Some(l) = &mut self.locate {
+            l.keep_up();
+        }
+    }
+
+    /// Memory-map records the kernel could not keep (see [`Locate::lost`]).
+    pub fn locations_lost(&self) -> u64 {
+        self.locate.as_ref().map_or(0, |l| l.lost())
+    }
+
+    /// A page fault's line: the code that faulted and the memory it touched, named.
+    fn take_fault(&mut self, rec: &SyscallRecord, out: &mut impl Write) -> bool {
+        let task_shown = self.shown.as_ref().is_none_or(|s| s.record(rec));
+        if !task_shown || self.max_reached() || rec.enter_ns < self.shown_from_ns {
+            return false;
+        }
+        if self.flush_pending(None, out) {
+            return true;
+        }
+        let [ip, addr, _user, ..] = rec.args;
+        let (code, memory) = match &mut self.locate {
+            Some(l) => (
+                l.locate(rec.pid, rec.enter_ns, ip, is_kernel_addr(ip)),
+                if is_kernel_addr(addr) {
+                    Default::default()
+                } else {
+                    l.locate(rec.pid, rec.enter_ns, addr, false)
+                },
+            ),
+            None => Default::default(),
+        };
+        let line = match &mut self.json {
+            Some(j) => {
+                self.json_line.clear();
+                j.format_fault(&mut self.json_line, rec, &code, &memory);
+                &self.json_line[..]
+            }
+            None => {
+                self.line.clear();
+                self.fmt.fault_line(&mut self.line, rec, &code, &memory);
+                self.line.as_bytes()
+            }
+        };
+        if out.write_all(line).is_err() {
+            return true;
+        }
+        self.printed += 1;
+        false
     }
 
     /// Replaying: shows only what `shown` lets through.
@@ -221,6 +283,9 @@ impl<'c, S: FormatSource> Printer<'c, S> {
         }
         if rec.kind == KIND_EVENT {
             return self.take_event(item, &rec, out);
+        }
+        if rec.kind == KIND_FAULT {
+            return self.take_fault(&rec, out);
         }
         if rec.flags & REC_PENDING != 0 {
             let mut bytes = self.spare.pop().unwrap_or_default();

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use std::collections::BTreeMap;
 
-use trace_common::stats::{StatsKey, SyscallStats};
+use trace_common::stats::{STATS_NR_FAULTS, StatsKey, SyscallStats};
 
 use crate::decode::{errno::ErrnoTable, syscall_table};
 
@@ -28,11 +28,13 @@ pub struct Section {
     /// Rows for every syscall seen, including those that never returned (which count
     /// as events but get no row).
     pub rows: Vec<Row>,
+    /// Page faults (`-F`), minor and major: events too, without rows.
+    pub faults: [u64; 2],
 }
 
 impl Section {
     pub fn events(&self) -> u64 {
-        self.rows.iter().map(|r| r.stats.events()).sum()
+        self.rows.iter().map(|r| r.stats.events()).sum::<u64>() + self.faults.iter().sum::<u64>()
     }
 }
 
@@ -60,6 +62,7 @@ pub fn stddev_pct(s: &SyscallStats) -> f64 {
     100.0 * (variance / nf).sqrt() / mean
 }
 
+#[derive(Default)]
 pub struct SummaryOptions {
     pub max_rows: Option<usize>,
     pub errno: bool,
@@ -79,7 +82,17 @@ pub fn render(out: &mut String, mut sections: Vec<Section>, opts: &SummaryOption
                 } else {
                     0.0
                 };
-                let _ = writeln!(out, " {comm} ({tid}), {events} events, {pct:.1}%");
+                let _ = write!(out, " {comm} ({tid}), {events} events, {pct:.1}%");
+                // perf's order: major faults, then minor ones, each when there were any.
+                for (n, what) in [
+                    (section.faults[1], "majfaults"),
+                    (section.faults[0], "minfaults"),
+                ] {
+                    if n > 0 {
+                        let _ = write!(out, ", {n} {what}");
+                    }
+                }
+                out.push('\n');
             }
             Title::Total => {
                 let _ = writeln!(out, " total, {events} events");
@@ -177,6 +190,8 @@ pub fn render_json(out: &mut String, mut sections: Vec<Section>, opts: &SummaryO
                 "tid": tid,
                 "events": events,
                 "percent": pct,
+                "majfaults": section.faults[1],
+                "minfaults": section.faults[0],
                 "syscalls": rows,
             })
         })
@@ -212,7 +227,13 @@ pub fn sections(
     comm_of: impl Fn(u32) -> [u8; 16],
 ) -> Vec<Section> {
     let mut sections: BTreeMap<u32, Vec<Row>> = BTreeMap::new();
+    let mut faults: BTreeMap<u32, [u64; 2]> = BTreeMap::new();
     for (key, stats) in per_key {
+        if let Some(kind) = STATS_NR_FAULTS.iter().position(|&nr| nr == key.nr) {
+            faults.entry(key.tid).or_default()[kind] += stats.calls;
+            sections.entry(key.tid).or_default();
+            continue;
+        }
         let name = syscall_table::name(key.nr)
             .map_or_else(|| format!("syscall_{}", key.nr), str::to_string);
         let mut errs = errno_rows.remove(&(key.tid, key.nr)).unwrap_or_default();
@@ -244,7 +265,11 @@ pub fn sections(
                 crate::decode::escape::bare(&mut shown, &comm[..end]);
                 Title::Thread { comm: shown, tid }
             };
-            Section { title, rows }
+            Section {
+                title,
+                rows,
+                faults: faults.get(&tid).copied().unwrap_or_default(),
+            }
         })
         .collect()
 }
@@ -270,6 +295,60 @@ mod tests {
     }
 
     #[test]
+    fn page_faults_count_as_events_and_are_named_in_the_thread_line() {
+        let mut per_key = BTreeMap::new();
+        per_key.insert(
+            StatsKey {
+                tid: 5,
+                nr: STATS_NR_FAULTS[0],
+            },
+            SyscallStats {
+                calls: 48,
+                ..Default::default()
+            },
+        );
+        per_key.insert(
+            StatsKey {
+                tid: 5,
+                nr: STATS_NR_FAULTS[1],
+            },
+            SyscallStats {
+                calls: 2,
+                ..Default::default()
+            },
+        );
+        per_key.insert(
+            StatsKey {
+                tid: 6,
+                nr: STATS_NR_FAULTS[0],
+            },
+            SyscallStats {
+                calls: 50,
+                ..Default::default()
+            },
+        );
+        let sections = sections(per_key, BTreeMap::new(), false, |tid| {
+            let mut c = [0; 16];
+            c[..4].copy_from_slice(if tid == 5 { b"true" } else { b"cat\0" });
+            c
+        });
+        assert!(
+            sections.iter().all(|s| s.rows.is_empty()),
+            "no syscall rows"
+        );
+        let mut out = String::new();
+        render(&mut out, sections, &SummaryOptions::default());
+        assert!(
+            out.contains("\n true (5), 50 events, 50.0%, 2 majfaults, 48 minfaults\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("\n cat (6), 50 events, 50.0%, 50 minfaults\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
     fn stddev_matches_perfs_formula() {
         // durations 1,2,3 ms: mean 2, sample variance 1, stddev of the mean sqrt(1/3)
         let s = stats(&[1000, 2000, 3000], 0);
@@ -288,6 +367,7 @@ mod tests {
         let mut execve = SyscallStats::default();
         execve.add_call(0, false, false);
         let section = Section {
+            faults: [0; 2],
             title: Title::Thread {
                 comm: "cat".into(),
                 tid: 3102,
@@ -329,6 +409,7 @@ mod tests {
     #[test]
     fn threads_smallest_first_total_mode_and_caps() {
         let t = |comm: &str, tid, n: usize| Section {
+            faults: [0; 2],
             title: Title::Thread {
                 comm: comm.into(),
                 tid,
@@ -350,6 +431,7 @@ mod tests {
 
         let mut out = String::new();
         let total = Section {
+            faults: [0; 2],
             title: Title::Total,
             rows: vec![
                 Row {
@@ -379,6 +461,7 @@ mod tests {
     #[test]
     fn json_summary_is_one_object_with_the_texts_numbers() {
         let section = |comm: &str, tid, n: usize| Section {
+            faults: [0; 2],
             title: Title::Thread {
                 comm: comm.into(),
                 tid,
@@ -421,6 +504,7 @@ mod tests {
         render_json(
             &mut total,
             vec![Section {
+                faults: [0; 2],
                 title: Title::Total,
                 rows: vec![row("read", stats(&[1000], 0))],
             }],
