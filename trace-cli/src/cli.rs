@@ -141,6 +141,24 @@ pub struct Args {
     )]
     pub pf: Option<String>,
 
+    /// Show each syscall's, fault's and event's call chain below its line: `fp`
+    /// (frame pointers, walked by the kernel; perf's `dwarf` and `lbr` are not offered).
+    #[arg(long = "call-graph", help_heading = "Call graphs", value_name = "fp")]
+    pub call_graph: Option<String>,
+
+    /// Show the kernel's frames of syscalls' call chains too (implies --call-graph fp).
+    #[arg(long = "kernel-syscall-graph", help_heading = "Call graphs")]
+    pub kernel_syscall_graph: bool,
+
+    /// Show at most N frames of each call chain (implies --call-graph fp) [default: 127].
+    #[arg(long = "max-stack", help_heading = "Call graphs", value_name = "N")]
+    pub max_stack: Option<usize>,
+
+    /// Leave out the lines whose call chain has fewer than N frames (implies
+    /// --call-graph fp).
+    #[arg(long = "min-stack", help_heading = "Call graphs", value_name = "N")]
+    pub min_stack: Option<usize>,
+
     /// Show only the tracepoint events of the last -e whose fields pass EXPR, in the
     /// kernel's filter language (`prev_pid == 1 && next_comm ~ "kworker*"`).
     #[arg(long = "filter", help_heading = "Events", value_name = "EXPR")]
@@ -344,14 +362,6 @@ pub struct Args {
 
     // perf trace's options that rtrace does not have yet: parsed so that the user is
     // told so in one line (see `Args::unsupported`), not "unexpected argument".
-    #[arg(long = "call-graph", hide = true)]
-    pub call_graph: Option<String>,
-    #[arg(long = "kernel-syscall-graph", hide = true)]
-    pub kernel_syscall_graph: bool,
-    #[arg(long = "max-stack", hide = true)]
-    pub max_stack: Option<String>,
-    #[arg(long = "min-stack", hide = true)]
-    pub min_stack: Option<String>,
     #[arg(long = "map-dump", hide = true)]
     pub map_dump: Option<String>,
     #[arg(long = "proc-map-timeout", hide = true)]
@@ -387,11 +397,7 @@ pub struct Args {
 impl Args {
     /// The first perf option given that rtrace does not have yet.
     pub fn unsupported(&self) -> Option<&'static str> {
-        let given: [(bool, &'static str); 12] = [
-            (self.call_graph.is_some(), "--call-graph"),
-            (self.kernel_syscall_graph, "--kernel-syscall-graph"),
-            (self.max_stack.is_some(), "--max-stack"),
-            (self.min_stack.is_some(), "--min-stack"),
+        let given: [(bool, &'static str); 8] = [
             (self.map_dump.is_some(), "--map-dump"),
             (self.proc_map_timeout.is_some(), "--proc-map-timeout"),
             (self.print_sample, "--print-sample"),
@@ -429,15 +435,15 @@ mod tests {
         at("Exit status:");
         // Hidden: the --no- forms and perf's options that are not here yet.
         assert!(
-            !help.contains("--no-summary") && !help.contains("--call-graph"),
+            !help.contains("--no-summary") && !help.contains("--switch-on"),
             "{help}"
         );
     }
 
     #[test]
     fn unsupported_perf_options_are_named() {
-        let a = Args::try_parse_from(["rtrace", "--max-stack", "3", "--", "true"]).unwrap();
-        assert_eq!(a.unsupported(), Some("--max-stack"));
+        let a = Args::try_parse_from(["rtrace", "--sched", "--", "true"]).unwrap();
+        assert_eq!(a.unsupported(), Some("--sched"));
         let a = Args::try_parse_from(["rtrace", "--syscalls", "--", "true"]).unwrap();
         assert_eq!(a.unsupported(), None);
     }

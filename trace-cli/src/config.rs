@@ -39,6 +39,10 @@ pub enum ConfigError {
     BadDelay(String),
     #[error("invalid value '{0}' for -F/--pf: expected maj, min or all")]
     BadFaults(String),
+    #[error(
+        "--call-graph {0} is not supported: rtrace's call chains are the kernel's frame-pointer walk, --call-graph fp"
+    )]
+    BadCallGraph(String),
     #[error("rtrace record: {0}")]
     Record(&'static str),
     #[error("invalid value {0} for --duration: expected milliseconds, 0 or more")]
@@ -167,6 +171,8 @@ pub struct Config {
     pub delay: Option<std::time::Duration>,
     /// `-F`: the page faults traced.
     pub faults: crate::kernel::loader::Faults,
+    /// `--call-graph` and the options that imply it.
+    pub call_graph: Option<CallGraph>,
     pub max_events: Option<u64>,
     /// `--string-limit`: buffer bytes and argv entries shown (default 32).
     pub string_limit: u16,
@@ -189,6 +195,18 @@ pub struct Config {
     pub event_filter: Option<String>,
     /// Warnings to print before starting (`rtrace: skipping unknown syscall 'x'`).
     pub warnings: Vec<String>,
+}
+
+/// `--call-graph fp`: what each line's call chain shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CallGraph {
+    /// `--kernel-syscall-graph`: syscalls' kernel frames too (faults' and events'
+    /// always have theirs, as in perf).
+    pub kernel_syscalls: bool,
+    /// `--max-stack`: frames shown at most.
+    pub max_stack: usize,
+    /// `--min-stack`: lines with fewer frames are left out.
+    pub min_stack: usize,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -415,6 +433,21 @@ pub fn resolve_with(
             "-F with -i (a record holds no page faults)",
         ));
     }
+    let call_graph = match args.call_graph.as_deref() {
+        Some("fp") => true,
+        Some(other) => return Err(ConfigError::BadCallGraph(other.to_string())),
+        None => args.kernel_syscall_graph || args.max_stack.is_some() || args.min_stack.is_some(),
+    }
+    .then(|| CallGraph {
+        kernel_syscalls: args.kernel_syscall_graph,
+        max_stack: args.max_stack.unwrap_or(trace_common::record::STACK_FRAMES),
+        min_stack: args.min_stack.unwrap_or(0),
+    });
+    if replay && call_graph.is_some() {
+        return Err(ConfigError::Unsupported(
+            "--call-graph with -i (a record holds no call chains)",
+        ));
+    }
     let ring_bytes = match args.mmap_pages.as_deref() {
         Some(m) => parse_ring_size(m)?,
         None => DEFAULT_RING_BYTES,
@@ -485,6 +518,7 @@ pub fn resolve_with(
         min_duration_ns,
         delay,
         faults,
+        call_graph,
         cgroup: args.cgroup.clone(),
         input: args.input.clone(),
         record: false,
@@ -515,6 +549,11 @@ pub fn for_record(mut cfg: Config, record: bool) -> Result<Config, ConfigError> 
     if cfg.faults.any() {
         return Err(ConfigError::Record(
             "-F cannot be recorded: a record keeps no memory maps to name the faults with",
+        ));
+    }
+    if cfg.call_graph.is_some() {
+        return Err(ConfigError::Record(
+            "--call-graph cannot be recorded: a record keeps no memory maps to name the frames with",
         ));
     }
     cfg.record = true;

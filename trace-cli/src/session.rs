@@ -183,6 +183,15 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
             .transpose()?,
         events: tp_events.iter().map(|e| u64::from(e.id)).collect(),
         faults: cfg.faults,
+        call_graph: cfg.call_graph.map_or(0, |g| {
+            use trace_common::record::{STACK_KERNEL_SYSCALLS, STACK_USER};
+            STACK_USER
+                | if g.kernel_syscalls {
+                    STACK_KERNEL_SYSCALLS
+                } else {
+                    0
+                }
+        }),
     };
     // rtrace record: what decoding the records needs, read while tracefs is at hand.
     let record_formats = cfg.record.then(|| {
@@ -272,21 +281,22 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     }
     // -F: the mappings that name the faults are kept from before the first fault
     // (and the command's exec) on.
-    let symbols =
-        if cfg.faults.any() && settings.summary_flags & trace_common::stats::SUMMARY_RECORDS != 0 {
-            let cpus = aya::util::online_cpus()
-                .map_err(|(_, e)| e)
-                .map_err(io_err("listing the online CPUs"))?;
-            Some(
-                crate::symbols::resolve::Symbols::start(
-                    &cpus,
-                    processes_to_seed(&cfg, workload.as_ref()),
-                )
-                .map_err(io_err("opening the memory-map records (perf_event_open)"))?,
+    let symbols = if (cfg.faults.any() || cfg.call_graph.is_some())
+        && settings.summary_flags & trace_common::stats::SUMMARY_RECORDS != 0
+    {
+        let cpus = aya::util::online_cpus()
+            .map_err(|(_, e)| e)
+            .map_err(io_err("listing the online CPUs"))?;
+        Some(
+            crate::symbols::resolve::Symbols::start(
+                &cpus,
+                processes_to_seed(&cfg, workload.as_ref()),
             )
-        } else {
-            None
-        };
+            .map_err(io_err("opening the memory-map records (perf_event_open)"))?,
+        )
+    } else {
+        None
+    };
     // -D: the syscall programs are attached once the delay has passed.
     if cfg.delay.is_none() {
         loader::attach_syscalls(&mut bpf, &settings.hooks, &mut event_links)?;

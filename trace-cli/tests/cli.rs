@@ -42,8 +42,13 @@ fn refusals() {
         ("misspelt_option", &["--filtr-pids", "1"]),
         (
             "perf_option_not_here_yet",
+            &["--switch-on", "sched:sched_switch", "--", "true"],
+        ),
+        (
+            "call_graph_rtrace_cannot_do",
             &["--call-graph", "dwarf", "--", "true"],
         ),
+        ("page_fault_kind_unknown", &["-F", "some", "--", "true"]),
         ("unknown_syscall", &["-e", "nosuch", "--", "true"]),
         ("command_and_pid", &["-p", "1", "--", "true"]),
         ("not_a_number", &["--duration", "abc", "--", "true"]),

@@ -137,4 +137,6 @@ pub mod globals {
     pub const EXEC_ENVP: &str = "EXEC_ENVP";
     /// u64: unread bytes in the ring buffer past which a record wakes the reader.
     pub const WAKEUP_BYTES: &str = "WAKEUP_BYTES";
+    /// u32: `record::STACK_*` bits: which call chains go before the records (`--call-graph`).
+    pub const CALL_GRAPH: &str = "CALL_GRAPH";
 }

@@ -33,6 +33,16 @@ pub const KIND_EVENT: u16 = 4;
 pub const KIND_FAULT: u16 = 5;
 pub const FAULT_MIN: u32 = 0;
 pub const FAULT_MAJ: u32 = 1;
+/// The call chain of the record that follows from the same task (`--call-graph`):
+/// `args[0]` kernel frames, then `args[1]` user frames, after the record, each at its
+/// fixed place ([`STACK_FRAMES`] u64 each; the kernel's first, innermost first).
+pub const KIND_STACK: u16 = 6;
+/// Frames of each kind kept at most: perf's default `kernel.perf_event_max_stack`.
+pub const STACK_FRAMES: usize = 127;
+/// `CALL_GRAPH` bits: user frames of every record; kernel frames of syscalls (faults'
+/// and tracepoint events' kernel frames come with `STACK_USER`, as in perf).
+pub const STACK_USER: u32 = 1;
+pub const STACK_KERNEL_SYSCALLS: u32 = 2;
 /// Events traced at once, at most: each is a perf event that the kernel releases,
 /// waiting for grace periods, when the trace ends.
 pub const MAX_EVENTS: usize = 64;
@@ -84,7 +94,7 @@ impl SyscallRecord {
         let rec = unsafe { core::ptr::read_unaligned(bytes.as_ptr().cast::<SyscallRecord>()) };
         matches!(
             rec.kind,
-            KIND_SYSCALL | KIND_EXEC_READS | KIND_EXEC_ENV | KIND_EVENT | KIND_FAULT
+            KIND_SYSCALL | KIND_EXEC_READS | KIND_EXEC_ENV | KIND_EVENT | KIND_FAULT | KIND_STACK
         )
         .then_some(rec)
     }

@@ -50,6 +50,11 @@ fn on_event(ctx: &TracePointContext, index: u32) -> Option<()> {
     if flags & TRACE_ARM_ON_EXEC != 0 {
         return None;
     }
+    // SAFETY: the helper has no preconditions.
+    let now = unsafe { bpf_ktime_get_ns() };
+    if crate::stacks::wanted() != 0 {
+        crate::stacks::emit(ctx, &ids, true, now);
+    }
     let Some(mut slot) = EVENTS.reserve::<EventItem>(0) else {
         bump(COUNTER_DROPPED);
         return None;
@@ -63,7 +68,7 @@ fn on_event(ctx: &TracePointContext, index: u32) -> Option<()> {
             nr: index,
             tid: ids.tid,
             pid: ids.pid,
-            enter_ns: bpf_ktime_get_ns(),
+            enter_ns: now,
             exit_ns: 0,
             args: [0; 6],
             ret: 0,

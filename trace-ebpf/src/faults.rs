@@ -48,6 +48,11 @@ fn on_fault(ctx: &PerfEventContext, kind: u32) -> Option<()> {
         return None;
     }
     let (ip, user, addr) = fault_site(ctx.ctx);
+    // SAFETY: the helper has no preconditions.
+    let now = unsafe { bpf_ktime_get_ns() };
+    if crate::stacks::wanted() != 0 {
+        crate::stacks::emit(ctx, &ids, true, now);
+    }
     let Some(mut slot) = EVENTS.reserve::<SyscallRecord>(0) else {
         bump(COUNTER_DROPPED);
         return None;
@@ -58,8 +63,7 @@ fn on_fault(ctx: &PerfEventContext, kind: u32) -> Option<()> {
         nr: kind,
         tid: ids.tid,
         pid: ids.pid,
-        // SAFETY: the helper has no preconditions.
-        enter_ns: unsafe { bpf_ktime_get_ns() },
+        enter_ns: now,
         exit_ns: 0,
         args: [ip, addr, user as u64, 0, 0, 0],
         ret: 0,

@@ -23,6 +23,7 @@ mod floors;
 mod lifecycle;
 mod maps;
 mod regs;
+mod stacks;
 mod summary;
 mod syscalls;
 mod task;

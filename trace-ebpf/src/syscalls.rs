@@ -21,7 +21,7 @@ use trace_common::{
     },
     record::{
         InflightCall, KIND_EXEC_ENV, KIND_EXEC_READS, KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT,
-        REC_PENDING, SyscallRecord,
+        REC_PENDING, STACK_KERNEL_SYSCALLS, SyscallRecord,
     },
 };
 
@@ -219,6 +219,7 @@ fn on_exit<C: EbpfContext>(
         {
             emit_exec_reads(regs, &ids, call.nr, now, kernel_tid);
         }
+        call_chain(ctx, &ids, now);
         if summary::wants_records()
             && !exec_done
             && let Some(plan) = augment::plan(call.nr)
@@ -257,8 +258,19 @@ fn on_exit<C: EbpfContext>(
     if !(ret == 0 && class & CLASS_FORK != 0) {
         summary::account(&ids, nr, 0, ret, false, true);
     }
-    emit(REC_HAS_EXIT, nr, &ids, 0, now_ns(), &[0; 6], ret);
+    let now = now_ns();
+    call_chain(ctx, &ids, now);
+    emit(REC_HAS_EXIT, nr, &ids, 0, now, &[0; 6], ret);
     Some(())
+}
+
+/// `--call-graph`: the call's frames, sent just before its record.
+#[inline(always)]
+fn call_chain<C: EbpfContext>(ctx: &C, ids: &Ids, exit_ns: u64) {
+    let graph = crate::stacks::wanted();
+    if graph != 0 && summary::wants_records() {
+        crate::stacks::emit(ctx, ids, graph & STACK_KERNEL_SYSCALLS != 0, exit_ns);
+    }
 }
 
 const LOST_FULL_MAP: u8 = 0;

@@ -523,16 +523,12 @@ fn perf_users_habits() {
     assert!(r.stderr.contains(" exit_group()"), "{r}");
     for (args, line) in [
         (
-            &["--call-graph", "dwarf", "--", "true"][..],
-            "rtrace: --call-graph is not supported yet",
+            &["--switch-on", "sched:sched_switch", "--", "true"][..],
+            "rtrace: --switch-on is not supported yet",
         ),
         (
-            &["-F", "all", "--", "true"],
-            "rtrace: -F/--pf is not supported yet",
-        ),
-        (
-            &["--max-stack", "5", "--", "true"],
-            "rtrace: --max-stack is not supported yet",
+            &["--map-dump", "pids_to_trace", "--", "true"],
+            "rtrace: --map-dump is not supported yet",
         ),
         (
             &["--summery", "--", "true"],

@@ -1,6 +1,7 @@
 //! Integration tests: the real `rtrace` binary, as root, on small workloads. One test
 //! binary; run one test at a time (`--test-threads=1`): they share kernel state.
 
+mod callchains;
 mod command;
 mod decode;
 mod events;

@@ -117,6 +117,8 @@ pub struct Settings {
     pub cgroup: Option<super::cgroup::CgroupTarget>,
     /// `-F`: the page faults traced, minor and major.
     pub faults: Faults,
+    /// `--call-graph`: `trace_common::record::STACK_*` bits (0: none).
+    pub call_graph: u32,
 }
 
 /// `-F maj|min|all`: which page faults are traced.
@@ -188,6 +190,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .override_global(globals::CPU_FILTER, &cpu_filter, true)
         .override_global(aya_log::LEVEL, &log_level, true)
         .override_global(globals::EXEC_ENVP, &exec_envp, true)
+        .override_global(globals::CALL_GRAPH, &s.call_graph, true)
         .map_max_entries(trace_common::maps::EVENTS, s.ring_bytes)
         .map_max_entries(trace_common::maps::PIDS_TO_TRACE, s.pid_map_entries)
         .map_max_entries(trace_common::maps::PIDS_FILTERED, s.pid_map_entries)

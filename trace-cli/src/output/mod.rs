@@ -1,5 +1,6 @@
 //! Where lines go: stderr by default (as perf trace), or `-o FILE`.
 
+pub mod callchain;
 pub mod fault;
 pub mod json;
 pub mod line;

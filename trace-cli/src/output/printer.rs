@@ -6,14 +6,21 @@ use std::io::Write;
 
 use trace_common::{
     SyscallRecord,
-    record::{Augmented, KIND_EVENT, KIND_EXEC_ENV, KIND_EXEC_READS, KIND_FAULT, REC_PENDING},
+    record::{
+        Augmented, KIND_EVENT, KIND_EXEC_ENV, KIND_EXEC_READS, KIND_FAULT, KIND_STACK, REC_PENDING,
+        STACK_FRAMES,
+    },
 };
 
 use crate::{
     config::Config,
     decode::{Catalog, FormatSource, SyscallInfo, beauty::Beauty, fd_table::FdTable},
     events::EventTable,
-    output::{json::JsonFormatter, line::LineFormatter},
+    output::{
+        callchain::{self, Frame},
+        json::JsonFormatter,
+        line::LineFormatter,
+    },
     record::replay::Shown,
     symbols::{Locate, is_kernel_addr},
 };
@@ -76,8 +83,44 @@ pub struct Printer<'c, S> {
     shown: Option<Shown>,
     /// `rtrace record`: each record goes to the output as it came, after its length.
     recording: bool,
-    /// Names the places of page faults (`-F`).
+    /// Names the places of page faults (`-F`) and the frames of call chains.
     locate: Option<Box<dyn Locate + 'c>>,
+    /// `--call-graph`: each thread's last frames, until its record comes.
+    stacks: rustc_hash::FxHashMap<u32, Stack>,
+    /// The frames of the line being printed, named, and their text.
+    frames: Vec<Frame>,
+    chain: String,
+    /// Which of `frames` the line shows.
+    chain_shown: std::ops::Range<usize>,
+}
+
+/// A thread's frames as the kernel sent them, for the record stamped `stamp`.
+#[derive(Default)]
+struct Stack {
+    stamp: u64,
+    kernel: Vec<u64>,
+    user: Vec<u64>,
+    used: bool,
+}
+
+impl Stack {
+    /// Takes a KIND_STACK record's frames (the buffers are kept for the next).
+    fn fill(&mut self, rec: &SyscallRecord, item: &[u8]) {
+        let frames = |at: usize, n: u64| {
+            let n = (n as usize).min(STACK_FRAMES);
+            let at = trace_common::record::SYSCALL_RECORD_SIZE + at * 8;
+            item.get(at..at + n * 8)
+                .unwrap_or_default()
+                .chunks_exact(8)
+                .map(|c| u64::from_ne_bytes(c.try_into().unwrap_or_default()))
+        };
+        self.stamp = rec.enter_ns;
+        self.used = false;
+        self.kernel.clear();
+        self.kernel.extend(frames(0, rec.args[0]));
+        self.user.clear();
+        self.user.extend(frames(STACK_FRAMES, rec.args[1]));
+    }
 }
 
 /// The entry of a call that may block and has not returned: its record as the kernel
@@ -87,6 +130,9 @@ struct Pending {
     shown: bool,
     bytes: Vec<u8>,
 }
+
+/// Threads whose last frames are kept at most (`--call-graph`).
+const MAX_STACKS_KEPT: usize = 4096;
 
 /// Pending entries' buffers kept for reuse (threads blocked at once, at most).
 const SPARE_BUFFERS: usize = 64;
@@ -113,7 +159,51 @@ impl<'c, S: FormatSource> Printer<'c, S> {
             shown: None,
             recording: false,
             locate: None,
+            stacks: rustc_hash::FxHashMap::default(),
+            frames: Vec::new(),
+            chain: String::new(),
+            chain_shown: 0..0,
         }
+    }
+
+    /// `--call-graph`: names the frames of `rec`'s thread sent for the record stamped
+    /// `stamp` into `self.chain` (left empty without them). False when the line is to be
+    /// left out: fewer frames than `--min-stack`.
+    fn chain_for(&mut self, rec: &SyscallRecord, stamp: u64) -> bool {
+        self.chain.clear();
+        self.chain_shown = 0..0;
+        let Some(graph) = self.cfg.call_graph else {
+            return true;
+        };
+        self.frames.clear();
+        if let Some(st) = self.stacks.get_mut(&rec.tid)
+            && st.stamp == stamp
+            && !st.used
+            && let Some(l) = &mut self.locate
+        {
+            st.used = true;
+            let named = |l: &mut Box<dyn Locate + 'c>, addr: u64, kernel: bool| Frame {
+                addr,
+                kernel,
+                loc: l.locate(rec.pid, stamp, addr, kernel),
+            };
+            for &a in &st.kernel {
+                self.frames.push(named(l, a, true));
+            }
+            for &a in &st.user {
+                self.frames.push(named(l, a, false));
+            }
+        }
+        let skip = callchain::tracing_frames(&self.frames);
+        let depth = self.frames.len() - skip;
+        if depth < graph.min_stack {
+            return false;
+        }
+        self.chain_shown = skip..skip + depth.min(graph.max_stack);
+        if self.json.is_none() {
+            callchain::write(&mut self.chain, &self.frames[self.chain_shown.clone()]);
+        }
+        true
     }
 
     /// Page faults' places are named by `locate`.
@@ -140,6 +230,9 @@ impl<'c, S: FormatSource> Printer<'c, S> {
         if !task_shown || self.max_reached() || rec.enter_ns < self.shown_from_ns {
             return false;
         }
+        if !self.chain_for(rec, rec.enter_ns) {
+            return false;
+        }
         if self.flush_pending(None, out) {
             return true;
         }
@@ -159,6 +252,7 @@ impl<'c, S: FormatSource> Printer<'c, S> {
             Some(j) => {
                 self.json_line.clear();
                 j.format_fault(&mut self.json_line, rec, &code, &memory);
+                callchain::splice_json(&mut self.json_line, &self.frames[self.chain_shown.clone()]);
                 &self.json_line[..]
             }
             None => {
@@ -167,7 +261,7 @@ impl<'c, S: FormatSource> Printer<'c, S> {
                 self.line.as_bytes()
             }
         };
-        if out.write_all(line).is_err() {
+        if out.write_all(line).is_err() || out.write_all(self.chain.as_bytes()).is_err() {
             return true;
         }
         self.printed += 1;
@@ -216,6 +310,9 @@ impl<'c, S: FormatSource> Printer<'c, S> {
         if !passes || !task_shown || self.max_reached() || rec.enter_ns < self.shown_from_ns {
             return false;
         }
+        if !self.chain_for(rec, rec.enter_ns) {
+            return false;
+        }
         if self.flush_pending(None, out) {
             return true;
         }
@@ -228,6 +325,7 @@ impl<'c, S: FormatSource> Printer<'c, S> {
             Some(j) => {
                 self.json_line.clear();
                 j.format_event(&mut self.json_line, rec, ev, data);
+                callchain::splice_json(&mut self.json_line, &self.frames[self.chain_shown.clone()]);
                 &self.json_line[..]
             }
             None => {
@@ -243,7 +341,7 @@ impl<'c, S: FormatSource> Printer<'c, S> {
                 self.line.as_bytes()
             }
         };
-        if out.write_all(line).is_err() {
+        if out.write_all(line).is_err() || out.write_all(self.chain.as_bytes()).is_err() {
             return true;
         }
         self.printed += 1;
@@ -287,6 +385,14 @@ impl<'c, S: FormatSource> Printer<'c, S> {
         if rec.kind == KIND_FAULT {
             return self.take_fault(&rec, out);
         }
+        if rec.kind == KIND_STACK {
+            // Threads come and go: what is kept for them is bounded.
+            if self.stacks.len() >= MAX_STACKS_KEPT && !self.stacks.contains_key(&rec.tid) {
+                self.stacks.clear();
+            }
+            self.stacks.entry(rec.tid).or_default().fill(&rec, item);
+            return false;
+        }
         if rec.flags & REC_PENDING != 0 {
             let mut bytes = self.spare.pop().unwrap_or_default();
             bytes.extend_from_slice(item);
@@ -303,7 +409,7 @@ impl<'c, S: FormatSource> Printer<'c, S> {
         }
         let early = self.exec_reads.remove(&rec.tid);
         let env = self.exec_env.remove(&rec.tid);
-        if !self.wanted(&rec) {
+        if !self.wanted(&rec) || !self.chain_for(&rec, rec.exit_ns) {
             // Not shown, but what it did to the fds still counts.
             let info = self.catalog.get(rec.nr);
             let read = |i: usize| rec.augmented(item, i);
@@ -341,11 +447,14 @@ impl<'c, S: FormatSource> Printer<'c, S> {
         }
         let path = first_string(info).and_then(|i| whole(mem(i)));
         self.fds.update(&rec, info, path, fd_pair(info, &mem));
+        if self.json.is_some() {
+            callchain::splice_json(&mut self.json_line, &self.frames[self.chain_shown.clone()]);
+        }
         let line = match self.json {
             Some(_) => &self.json_line[..],
             None => self.line.as_bytes(),
         };
-        if out.write_all(line).is_err() {
+        if out.write_all(line).is_err() || out.write_all(self.chain.as_bytes()).is_err() {
             return true;
         }
         self.printed += 1;
