@@ -593,6 +593,79 @@ mod tests {
     }
 
     #[test]
+    fn faults_and_call_graphs_as_perf_takes_them() {
+        use crate::kernel::loader::Faults;
+        let faults = |a: &[&str]| resolve(args(a), live).map(|c| c.faults);
+        assert_eq!(
+            faults(&["-F", "--", "true"]),
+            Ok(Faults {
+                min: false,
+                maj: true
+            })
+        );
+        assert_eq!(
+            faults(&["--pf=min", "--", "true"]),
+            Ok(Faults {
+                min: true,
+                maj: false
+            })
+        );
+        assert_eq!(
+            faults(&["-F", "all", "--", "true"]),
+            Ok(Faults {
+                min: true,
+                maj: true
+            })
+        );
+        assert_eq!(faults(&["--", "true"]), Ok(Faults::default()));
+        assert_eq!(
+            faults(&["-F", "major", "--", "true"]),
+            Err(ConfigError::BadFaults("major".into()))
+        );
+        let graph = |a: &[&str]| resolve(args(a), live).map(|c| c.call_graph);
+        assert_eq!(graph(&["--", "true"]), Ok(None));
+        let fp = CallGraph {
+            kernel_syscalls: false,
+            max_stack: 127,
+            min_stack: 0,
+        };
+        assert_eq!(graph(&["--call-graph", "fp", "--", "true"]), Ok(Some(fp)));
+        // Each of the others implies fp.
+        assert_eq!(
+            graph(&["--max-stack", "4", "--", "true"]),
+            Ok(Some(CallGraph { max_stack: 4, ..fp }))
+        );
+        assert_eq!(
+            graph(&["--min-stack", "2", "--", "true"]),
+            Ok(Some(CallGraph { min_stack: 2, ..fp }))
+        );
+        assert_eq!(
+            graph(&["--kernel-syscall-graph", "--", "true"]),
+            Ok(Some(CallGraph {
+                kernel_syscalls: true,
+                ..fp
+            }))
+        );
+        assert_eq!(
+            graph(&["--call-graph", "dwarf", "--", "true"]),
+            Err(ConfigError::BadCallGraph("dwarf".into()))
+        );
+        let record = |a: &[&str]| {
+            resolve(args(a), live)
+                .and_then(|c| for_record(c, true))
+                .err()
+        };
+        assert!(matches!(
+            record(&["-F", "all", "--", "true"]),
+            Some(ConfigError::Record(_))
+        ));
+        assert!(matches!(
+            record(&["--call-graph", "fp", "--", "true"]),
+            Some(ConfigError::Record(_))
+        ));
+    }
+
+    #[test]
     fn pid_map_entries_in_range_or_refused() {
         assert_eq!(pid_map_entries(None), Ok(8192));
         assert_eq!(pid_map_entries(Some("3")), Ok(3));

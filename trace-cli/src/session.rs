@@ -883,7 +883,7 @@ async fn event_loop(
     let maps_lost = printer.locations_lost();
     if maps_lost > 0 {
         say!(
-            "rtrace: {maps_lost} memory-map records were lost (their ring was full): some fault addresses are shown unnamed"
+            "rtrace: {maps_lost} memory-map records were lost (their ring was full): some addresses may be unnamed, or named by an older mapping at the same address"
         );
     }
     let _ = out.flush();

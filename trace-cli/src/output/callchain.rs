@@ -17,14 +17,9 @@ pub struct Frame {
     pub loc: Location,
 }
 
-/// The tracing's own frames, by their names' starts.
-const TRACING: [&str; 5] = [
-    "bpf_",
-    "__bpf_",
-    "perf_trace",
-    "trace_call_bpf",
-    "__traceiter_",
-];
+/// The tracing's own frames, by their names' starts: the program and what runs it.
+/// A tracepoint's `__traceiter_*` stays, as in perf's chains of the same event.
+const TRACING: [&str; 4] = ["bpf_", "__bpf_", "perf_trace", "trace_call_bpf"];
 
 /// How many of the first frames are the tracing's own.
 pub fn tracing_frames(frames: &[Frame]) -> usize {
