@@ -4,13 +4,14 @@
 
 use std::{collections::BTreeMap, fs, path::Path, time::Duration};
 
-use rtrace_tests::{Run, bpf_ready, compile_c, rtrace, run, scratch_dir};
+use rtrace_tests::{Bg, Run, Tracer, bpf_ready, compile_c, rtrace, run, scratch_dir, wait_for};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// Faults in known places; writes where each one is, as `/proc/self/maps` names it,
 /// to argv[1] before making them: `tag dso@0xoffset` lines, its pid, its child's pid,
 /// and how many major faults its read of a file dropped from the page cache took.
+/// With argv[3], it waits for that file to exist before the faults.
 const PROGRAM: &str = r#"
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -59,6 +60,10 @@ int main(int argc, char **argv) {
     char *mapped = mmap(0, sizeof buf, PROT_READ, MAP_SHARED, fd, 0);
     where(out, "file", mapped + 100);
     fflush(out);
+    /* Started before rtrace (-p): wait for its word. */
+    if (argc > 3)
+        while (access(argv[3], F_OK) != 0)
+            usleep(10000);
 
     int zero = open("/dev/zero", O_RDONLY);
     read(zero, page, 8);
@@ -215,6 +220,49 @@ fn faults_name_the_code_and_the_memory_as_perf_does() {
     assert_eq!(
         cold.kind, kind,
         "the kernel counted {majors} major faults{r}"
+    );
+}
+
+#[test]
+fn a_running_process_is_named_from_the_mappings_it_had_before_rtrace() {
+    if !bpf_ready("a_running_process_is_named_from_the_mappings_it_had_before_rtrace") {
+        return;
+    }
+    let dir = scratch_dir("faults_pid");
+    let (cc, bin) = compile_c(&dir, "faults", PROGRAM, &["-O0"]);
+    assert_eq!(cc.code(), Some(0), "{cc}");
+    let (places, go) = (dir.join("places"), dir.join("go"));
+    let prog = Bg::spawn(
+        &bin,
+        &[
+            places.to_str().unwrap(),
+            dir.join("cold").to_str().unwrap(),
+            go.to_str().unwrap(),
+        ],
+    );
+    assert!(wait_for(LIMIT, || fs::read_to_string(&places)
+        .is_ok_and(|t| t.contains("file "))));
+    let want = Expected(
+        fs::read_to_string(&places)
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    );
+    let pid = prog.pid().to_string();
+    let t = Tracer::start(&["-F", "min", "--no-syscalls", "-p", &pid]);
+    fs::write(&go, "").unwrap();
+    let r = t.wait(LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<Fault> = r.stderr.lines().filter_map(parse_fault).collect();
+    assert!(
+        lines.iter().any(|f| f.tid == prog.pid()
+            && is_sym_offset(f.code, Some("writer"))
+            && f.memory == want.get("data")
+            && f.kinds == "(d.)"),
+        "no writer fault on {}{r}",
+        want.get("data")
     );
 }
 
