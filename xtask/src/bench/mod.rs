@@ -2,8 +2,9 @@
 //! BENCHMARKS.md. Four workloads (a syscall storm, the same from four threads, a fork
 //! storm, a file walk) run untraced, under the floors (hooks that do next to nothing:
 //! `rtrace-floor`), under rtrace (a full trace to a file, `-s`, `-e` of a call the
-//! workload never makes), and under perf trace and strace (on a 10× smaller storm: they
-//! are that much slower, and their ratio is flat). Runs alternate between the commands
+//! workload never makes, page faults alone, syscalls with their call chains), and under
+//! perf trace (the same but `-e`) and strace (on a 10× smaller storm: they are that
+//! much slower, and their ratio is flat). Runs alternate between the commands
 //! and repeat; each row gives the median and the spread, the ratio to the untraced run
 //! with and without the tracer's start-up, the events recorded and lost, peak RSS.
 
@@ -101,7 +102,11 @@ impl Tracer {
     }
 }
 
-const TRACERS: [Tracer; 12] = [
+/// The page faults alone, and the syscalls with their call chains.
+const FAULTS: &[&str] = &["-F", "all", "--no-syscalls"];
+const CHAINS: &[&str] = &["--call-graph", "fp"];
+
+const TRACERS: [Tracer; 16] = [
     Tracer::Untraced,
     Tracer::Floor("count"),
     Tracer::Floor("duration"),
@@ -110,8 +115,12 @@ const TRACERS: [Tracer; 12] = [
     Tracer::Rtrace(&["-s"]),
     Tracer::Rtrace(&["-e", "openat"]),
     Tracer::RtraceEvents(&["-e", "openat"]),
+    Tracer::Rtrace(FAULTS),
+    Tracer::Rtrace(CHAINS),
     Tracer::Perf(&[]),
     Tracer::Perf(&["-s"]),
+    Tracer::Perf(FAULTS),
+    Tracer::Perf(CHAINS),
     Tracer::Strace(&[]),
     Tracer::Strace(&["-c"]),
 ];
@@ -225,16 +234,18 @@ fn run_once(bins: &Bins, argv: &[String], stderr_to: &Path) -> Result<(Duration,
 
 /// Events a tracer wrote or counted, and those it lost.
 fn events(tracer: Tracer, out: &Path, stderr: &Path) -> (Option<u64>, Option<u64>) {
+    // A call chain's frames are indented below their line: not events.
     let lines = || -> Option<(u64, String)> {
         let text = fs::read_to_string(out).ok()?;
-        Some((text.lines().count() as u64, text))
+        let n = text.lines().filter(|l| !l.starts_with("      ")).count() as u64;
+        Some((n, text))
     };
     match tracer {
         Tracer::Floor(_) => (
             report::floor_events(&fs::read_to_string(stderr).unwrap_or_default()),
             None,
         ),
-        Tracer::Rtrace([]) | Tracer::Perf([]) => match lines() {
+        Tracer::Rtrace(a) | Tracer::Perf(a) if a.is_empty() || a == FAULTS || a == CHAINS => match lines() {
             Some((n, text)) => {
                 let lost = report::lost_events(&text);
                 (Some(n - lost.min(n)), Some(lost))
