@@ -34,8 +34,8 @@ pub const KIND_FAULT: u16 = 5;
 pub const FAULT_MIN: u32 = 0;
 pub const FAULT_MAJ: u32 = 1;
 /// The call chain of the record that follows from the same task (`--call-graph`):
-/// `args[0]` kernel frames, then `args[1]` user frames, after the record, each at its
-/// fixed place ([`STACK_FRAMES`] u64 each; the kernel's first, innermost first).
+/// `args[0]` kernel frames, then `args[1]` user frames, right after the record (u64
+/// each, innermost first).
 pub const KIND_STACK: u16 = 6;
 /// Frames of each kind kept at most: perf's default `kernel.perf_event_max_stack`.
 pub const STACK_FRAMES: usize = 127;

@@ -6,11 +6,12 @@
 
 use aya_ebpf::{
     EbpfContext, Global, bindings::BPF_F_USER_STACK, helpers::generated::bpf_get_stack,
+    macros::map, maps::PerCpuArray,
 };
 use trace_common::{
     augment::AUG_NO_ARG,
     maps::COUNTER_DROPPED,
-    record::{KIND_STACK, STACK_FRAMES, SyscallRecord},
+    record::{KIND_STACK, STACK_FRAMES, SYSCALL_RECORD_SIZE, SyscallRecord},
 };
 
 use crate::{
@@ -27,38 +28,46 @@ pub fn wanted() -> u32 {
     CALL_GRAPH.load()
 }
 
+/// Where the frames are gathered (too big for the BPF stack): the record, then the
+/// kernel's frames and right after them the user's, so that only the frames found go
+/// out (a chain is mostly a few frames: 2 KiB per record would fill the ring).
 #[repr(C)]
 struct StackItem {
     head: SyscallRecord,
-    kernel: [u64; STACK_FRAMES],
-    user: [u64; STACK_FRAMES],
+    frames: [u64; 2 * STACK_FRAMES],
 }
+
+#[map(name = "stack_scratch")]
+static SCRATCH: PerCpuArray<StackItem> = PerCpuArray::with_max_entries(1, 0);
 
 /// Sends the current task's frames: the kernel's when `kernel`, the user's always.
 /// `stamp` is the time the record they belong to carries (its exit's, its event's),
 /// so that frames whose record was lost are never shown with another.
 #[inline(never)]
 pub fn emit<C: EbpfContext>(ctx: &C, ids: &Ids, kernel: bool, stamp: u64) {
-    let Some(mut slot) = EVENTS.reserve::<StackItem>(0) else {
-        bump(COUNTER_DROPPED);
+    let Some(item) = SCRATCH.get_ptr_mut(0) else {
         return;
     };
-    let item = slot.as_mut_ptr();
     const BYTES: u32 = (STACK_FRAMES * 8) as u32;
-    // SAFETY: `item` is the reserved, writable slot of StackItem's size; the helper
-    // writes at most BYTES into each array, which are that long.
+    const MASK: usize = STACK_FRAMES; // 127: a frame count below 128, masked
+    // SAFETY: `item` is this CPU's scratch value, used by this program alone while it
+    // runs; the helper writes at most BYTES from `frames[k]`, k < 128, and the array
+    // holds 254 frames.
     unsafe {
+        let frames = (*item).frames.as_mut_ptr();
         let k = if kernel {
-            bpf_get_stack(ctx.as_ptr(), (*item).kernel.as_mut_ptr().cast(), BYTES, 0)
+            bpf_get_stack(ctx.as_ptr(), frames.cast(), BYTES, 0)
         } else {
             0
         };
+        let k = ((k.max(0) / 8) as usize).min(STACK_FRAMES) & MASK;
         let u = bpf_get_stack(
             ctx.as_ptr(),
-            (*item).user.as_mut_ptr().cast(),
+            frames.add(k).cast(),
             BYTES,
             BPF_F_USER_STACK as u64,
         );
+        let u = ((u.max(0) / 8) as usize).min(STACK_FRAMES) & MASK;
         (*item).head = SyscallRecord {
             kind: KIND_STACK,
             flags: 0,
@@ -67,13 +76,17 @@ pub fn emit<C: EbpfContext>(ctx: &C, ids: &Ids, kernel: bool, stamp: u64) {
             pid: ids.pid,
             enter_ns: stamp,
             exit_ns: 0,
-            args: [(k.max(0) / 8) as u64, (u.max(0) / 8) as u64, 0, 0, 0, 0],
+            args: [k as u64, u as u64, 0, 0, 0, 0],
             ret: 0,
             comm: [0; 16],
             aug_len: [0; 2],
             aug_arg: [AUG_NO_ARG; 2],
             aug_cut: [0; 2],
         };
+        let len = SYSCALL_RECORD_SIZE + (k + u) * 8;
+        let bytes = core::slice::from_raw_parts(item.cast::<u8>(), len);
+        if EVENTS.output::<[u8]>(bytes, 0).is_err() {
+            bump(COUNTER_DROPPED);
+        }
     }
-    slot.submit(0);
 }

@@ -119,7 +119,8 @@ impl Stack {
         self.kernel.clear();
         self.kernel.extend(frames(0, rec.args[0]));
         self.user.clear();
-        self.user.extend(frames(STACK_FRAMES, rec.args[1]));
+        let kernel = (rec.args[0] as usize).min(STACK_FRAMES);
+        self.user.extend(frames(kernel, rec.args[1]));
     }
 }
 
