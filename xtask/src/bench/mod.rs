@@ -245,13 +245,15 @@ fn events(tracer: Tracer, out: &Path, stderr: &Path) -> (Option<u64>, Option<u64
             report::floor_events(&fs::read_to_string(stderr).unwrap_or_default()),
             None,
         ),
-        Tracer::Rtrace(a) | Tracer::Perf(a) if a.is_empty() || a == FAULTS || a == CHAINS => match lines() {
-            Some((n, text)) => {
-                let lost = report::lost_events(&text);
-                (Some(n - lost.min(n)), Some(lost))
+        Tracer::Rtrace(a) | Tracer::Perf(a) if a.is_empty() || a == FAULTS || a == CHAINS => {
+            match lines() {
+                Some((n, text)) => {
+                    let lost = report::lost_events(&text);
+                    (Some(n - lost.min(n)), Some(lost))
+                }
+                None => (None, None),
             }
-            None => (None, None),
-        },
+        }
         Tracer::Strace([]) => (lines().map(|(n, _)| n), None),
         _ => (None, None),
     }
