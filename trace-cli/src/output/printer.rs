@@ -227,11 +227,7 @@ impl<'c, S: FormatSource> Printer<'c, S> {
 
     /// A page fault's line: the code that faulted and the memory it touched, named.
     fn take_fault(&mut self, rec: &SyscallRecord, out: &mut impl Write) -> bool {
-        let task_shown = self.shown.as_ref().is_none_or(|s| s.record(rec));
-        if !task_shown || self.max_reached() || rec.enter_ns < self.shown_from_ns {
-            return false;
-        }
-        if !self.chain_for(rec, rec.enter_ns) {
+        if !self.event_shown(rec) || !self.chain_for(rec, rec.enter_ns) {
             return false;
         }
         if self.flush_pending(None, out) {
@@ -249,18 +245,37 @@ impl<'c, S: FormatSource> Printer<'c, S> {
             ),
             None => Default::default(),
         };
-        let line = match &mut self.json {
+        match &mut self.json {
             Some(j) => {
                 self.json_line.clear();
                 j.format_fault(&mut self.json_line, rec, &code, &memory);
-                callchain::splice_json(&mut self.json_line, &self.frames[self.chain_shown.clone()]);
-                &self.json_line[..]
             }
             None => {
                 self.line.clear();
                 self.fmt.fault_line(&mut self.line, rec, &code, &memory);
-                self.line.as_bytes()
             }
+        }
+        self.write_line(out)
+    }
+
+    /// Whether a fault's or a tracepoint event's record is shown: its task (a replay's
+    /// filters), `--max-events`, `-D`.
+    fn event_shown(&self, rec: &SyscallRecord) -> bool {
+        self.shown.as_ref().is_none_or(|s| s.record(rec))
+            && !self.max_reached()
+            && rec.enter_ns >= self.shown_from_ns
+    }
+
+    /// Writes the line just formatted (`line`, or `json_line` with `--json`) with its
+    /// call chain, and counts it; true when the output failed.
+    fn write_line(&mut self, out: &mut impl Write) -> bool {
+        let line = match self.json {
+            Some(_) => {
+                let frames = &self.frames[self.chain_shown.clone()];
+                callchain::splice_json(&mut self.json_line, frames);
+                &self.json_line[..]
+            }
+            None => self.line.as_bytes(),
         };
         if out.write_all(line).is_err() || out.write_all(self.chain.as_bytes()).is_err() {
             return true;
@@ -307,11 +322,7 @@ impl<'c, S: FormatSource> Printer<'c, S> {
                 .as_ref()
                 .is_none_or(|f| f.matches(&ev.fields, data))
         });
-        let task_shown = self.shown.as_ref().is_none_or(|s| s.record(rec));
-        if !passes || !task_shown || self.max_reached() || rec.enter_ns < self.shown_from_ns {
-            return false;
-        }
-        if !self.chain_for(rec, rec.enter_ns) {
+        if !passes || !self.event_shown(rec) || !self.chain_for(rec, rec.enter_ns) {
             return false;
         }
         if self.flush_pending(None, out) {
@@ -322,12 +333,10 @@ impl<'c, S: FormatSource> Printer<'c, S> {
         };
         // perf's blank duration column, where syscalls are traced too.
         let syscalls = self.cfg.selection.as_ref().is_none_or(|s| !s.is_empty());
-        let line = match &mut self.json {
+        match &mut self.json {
             Some(j) => {
                 self.json_line.clear();
                 j.format_event(&mut self.json_line, rec, ev, data);
-                callchain::splice_json(&mut self.json_line, &self.frames[self.chain_shown.clone()]);
-                &self.json_line[..]
             }
             None => {
                 self.line.clear();
@@ -339,14 +348,9 @@ impl<'c, S: FormatSource> Printer<'c, S> {
                     syscalls,
                     self.events.names_pids,
                 );
-                self.line.as_bytes()
             }
-        };
-        if out.write_all(line).is_err() || out.write_all(self.chain.as_bytes()).is_err() {
-            return true;
         }
-        self.printed += 1;
-        false
+        self.write_line(out)
     }
 
     fn recycle(&mut self, gone: Option<Pending>) {
@@ -448,18 +452,7 @@ impl<'c, S: FormatSource> Printer<'c, S> {
         }
         let path = first_string(info).and_then(|i| whole(mem(i)));
         self.fds.update(&rec, info, path, fd_pair(info, &mem));
-        if self.json.is_some() {
-            callchain::splice_json(&mut self.json_line, &self.frames[self.chain_shown.clone()]);
-        }
-        let line = match self.json {
-            Some(_) => &self.json_line[..],
-            None => self.line.as_bytes(),
-        };
-        if out.write_all(line).is_err() || out.write_all(self.chain.as_bytes()).is_err() {
-            return true;
-        }
-        self.printed += 1;
-        false
+        self.write_line(out)
     }
 
     /// `--max-events` lines have been printed: nothing more is.
