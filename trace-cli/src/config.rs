@@ -421,7 +421,9 @@ pub fn resolve_with(
                 .map(std::time::Duration::from_millis)
                 .map_err(|_| ConfigError::BadDelay(d.to_string()))
         })
-        .transpose()?;
+        .transpose()?
+        // perf's -D 0 is no delay at all.
+        .filter(|d| !d.is_zero());
     let faults = args
         .pf
         .as_deref()

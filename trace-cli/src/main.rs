@@ -2,9 +2,11 @@
 //! the exit status; everything else is in the library (`lib.rs`).
 
 use clap::Parser;
-use trace_cli::{cli, config, decode, kernel, perfconfig, pids, say, session};
+use trace_cli::{cli, config, decode, kernel, perfconfig, pids, say, session, signals};
 
 fn main() {
+    // First of all: a stop asked for while rtrace starts is honoured, not lost.
+    signals::catch_early();
     // Before rtrace opens anything: what a command it runs will inherit.
     decode::fd_table::snapshot_inherited_fds();
     // Large blocks (the kernel's BTF, read twice at start: 5 MiB each) always from
@@ -91,8 +93,12 @@ fn main() {
         }
         Err(e) => {
             let code = e.exit_code();
-            // Every message already names its cause: print it once, not its chain.
-            say!("rtrace: {e}");
+            // Every message names its cause: printed once, not its chain, but for a
+            // limit the kernel hit, which aya's messages keep only in their chain.
+            match kernel::resources::one_line(&e) {
+                Some(line) => say!("rtrace: {line}"),
+                None => say!("rtrace: {e}"),
+            }
             std::process::exit(code);
         }
     }

@@ -16,7 +16,13 @@ pub struct TraceSettings {
     pub no_inherit: Option<bool>,
     /// `color.ui`: always (true), never (false), or auto (None).
     pub color: Option<bool>,
+    /// Values read but not used, each with why (`args_alignment = 2000000000`).
+    pub ignored: Vec<String>,
 }
+
+/// The widest `args_alignment` taken: perf pads every line to it, and a value made to
+/// be huge would make each line gigabytes long.
+pub const MAX_ALIGNMENT: usize = 512;
 
 impl TraceSettings {
     /// These settings, with what `later` sets taking their place.
@@ -30,6 +36,7 @@ impl TraceSettings {
             args_alignment: later.args_alignment.or(self.args_alignment),
             no_inherit: later.no_inherit.or(self.no_inherit),
             color: later.color.or(self.color),
+            ignored: [self.ignored, later.ignored].concat(),
         }
     }
 }
@@ -80,7 +87,13 @@ pub fn parse(text: &str) -> Result<TraceSettings, usize> {
                 "show_arg_names" => s.show_arg_names = boolean(value),
                 "show_zeros" => s.show_zeros = boolean(value),
                 "show_prefix" => s.show_prefix = boolean(value),
-                "args_alignment" => s.args_alignment = value.parse().ok(),
+                "args_alignment" => match value.parse() {
+                    Ok(a) if a > MAX_ALIGNMENT => s.ignored.push(format!(
+                        "args_alignment = {value} (line {}): more than {MAX_ALIGNMENT} columns",
+                        n + 1
+                    )),
+                    a => s.args_alignment = a.ok(),
+                },
                 "no_inherit" => s.no_inherit = boolean(value),
                 _ => {}
             },
@@ -94,11 +107,29 @@ pub fn parse(text: &str) -> Result<TraceSettings, usize> {
 /// bad where the bound cut it.
 const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
+/// Opens a config file without ever waiting: a FIFO with no writer (or a terminal)
+/// would block rtrace before it starts, so only regular files and devices that answer
+/// at once (`/dev/null`, as perf's tests use) are read.
+fn open_config(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let kind = file.metadata()?.file_type();
+    if kind.is_fifo() || kind.is_socket() {
+        return Err(std::io::Error::other(
+            "it is a FIFO or a socket, not a file",
+        ));
+    }
+    Ok(file)
+}
+
 /// Reads and parses a config file: its settings, or perf's warning and none.
 pub fn from_file(path: &std::path::Path) -> Result<TraceSettings, String> {
     use std::io::Read;
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
+    open_config(path)
         .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes))
         .map_err(|e| format!("cannot read the config file {}: {e}", path.display()))?;
     let bad = |n: usize| format!("bad config file line {n} in {}", path.display());
@@ -131,7 +162,14 @@ pub fn from_env() -> (TraceSettings, Vec<String>) {
     let mut warnings = Vec::new();
     for f in files {
         match from_file(&f) {
-            Ok(s) => settings = settings.then(s),
+            Ok(mut s) => {
+                warnings.extend(
+                    s.ignored
+                        .drain(..)
+                        .map(|why| format!("ignoring {why} in {}", f.display())),
+                );
+                settings = settings.then(s);
+            }
             Err(w) => warnings.push(w),
         }
     }
@@ -183,10 +221,43 @@ mod tests {
         );
         let e = from_file(std::path::Path::new("/dev/zero")).unwrap_err();
         assert_eq!(e, "bad config file line 1 in /dev/zero");
+        assert_eq!(
+            from_file(std::path::Path::new("/dev/null")),
+            Ok(TraceSettings::default())
+        );
         let e = from_file(std::path::Path::new("/nonexistent/perfconfig")).unwrap_err();
         assert!(
             e.starts_with("cannot read the config file /nonexistent/perfconfig: "),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_huge_alignment_is_ignored_with_a_word() {
+        let s = parse("[trace]\nshow_zeros = true\nargs_alignment = 2000000000\n").unwrap();
+        assert_eq!((s.show_zeros, s.args_alignment), (Some(true), None));
+        assert_eq!(
+            s.ignored,
+            ["args_alignment = 2000000000 (line 3): more than 512 columns"]
+        );
+        assert_eq!(
+            parse("[trace]\nargs_alignment = 512\n")
+                .unwrap()
+                .args_alignment,
+            Some(512)
+        );
+    }
+
+    #[test]
+    fn a_fifo_with_no_writer_is_refused_at_once() {
+        let dir = std::env::temp_dir().join(format!("rtrace-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("perfconfig");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid C string path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = from_file(&fifo).unwrap_err();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(e.ends_with("it is a FIFO or a socket, not a file"), "{e}");
     }
 }

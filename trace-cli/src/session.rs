@@ -345,16 +345,29 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     // Events before this time are not shown (-D).
     let mut shown_from_ns = 0;
     if let Some(delay) = cfg.delay {
-        runtime.block_on(async { tokio::time::sleep(delay).await });
-        loader::attach_syscalls(&mut bpf, &settings.hooks, &mut event_links)?;
-        loader::attach_faults(&mut bpf, cfg.faults, cfg.cpus.as_deref())?;
-        shown_from_ns = fd_table::monotonic_ns();
+        // A stop during the delay ends it: nothing is attached, and the event loop
+        // that follows relays the signal to the command and ends the session.
+        let stopped = runtime.block_on(async {
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => false,
+                _ = async {
+                    if stops.requested().await.is_none() {
+                        stops.next().await;
+                    }
+                } => true,
+            }
+        });
+        if !stopped {
+            loader::attach_syscalls(&mut bpf, &settings.hooks, &mut event_links)?;
+            loader::attach_faults(&mut bpf, cfg.faults, cfg.cpus.as_deref())?;
+            shown_from_ns = fd_table::monotonic_ns();
+        }
     }
     if cfg.verbose > 0 {
         say!("rtrace: tracing started");
     }
 
-    let ended = runtime.block_on(event_loop(
+    let (reader, exit_code) = runtime.block_on(event_loop(
         &mut bpf,
         &cfg,
         catalog,
@@ -368,9 +381,21 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         shown_from_ns,
         symbols,
     ))?;
+    // Nothing writes records from here on (and the summary's numbers no longer move):
+    // what the ring holds is all that is left, a bounded final read.
+    loader::detach_syscalls(&mut bpf, &mut event_links);
+    let ended = reader.finish(&bpf, &cfg, &mut out)?;
+    let exit_code = match (
+        exit_code,
+        runtime
+            .block_on(stops.requested())
+            .or_else(|| output_stop(&out)),
+    ) {
+        (Some(code), _) => code,
+        (None, Some(sig)) if workload.is_some() => 128 + sig,
+        _ => 0,
+    };
     if let Some(summary) = &cfg.summary {
-        // Detach the syscall programs first: the numbers read below no longer move.
-        loader::detach_syscalls(&mut bpf, &mut event_links);
         let sections = stats_maps::read_sections(&bpf, summary.total)?;
         let mut text = String::new();
         let opts = SummaryOptions {
@@ -422,7 +447,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
             say!("rtrace: {count} child tasks could not be traced: {why}");
         }
     }
-    Ok(ended.exit_code)
+    Ok(exit_code)
 }
 
 /// Unfinished entries belong to perf's text output without filters.
@@ -664,10 +689,14 @@ struct LostTasks {
 }
 
 struct Ended {
-    exit_code: i32,
     lost: LostTasks,
     stats_lost: u64,
 }
+
+/// The records read in one go before the loop looks again at signals, the command's
+/// exit and the output: a reader that falls behind (a debug build, a busy machine
+/// under -a) would otherwise never leave its drain to see that tracing is over.
+const BATCH_RECORDS: usize = 8192;
 
 /// How often the reader drains when no wake-up came (the programs wake it only when
 /// the ring fills past a quarter).
@@ -736,9 +765,9 @@ async fn exited(pidfd: Option<&AsyncFd<std::os::fd::BorrowedFd<'_>>>) {
 }
 
 #[allow(clippy::too_many_arguments)]
-async fn event_loop(
+async fn event_loop<'c>(
     bpf: &mut Ebpf,
-    cfg: &Config,
+    cfg: &'c Config,
     catalog: Catalog<Tracefs>,
     out: &mut Sink,
     pidfd: Option<&OwnedFd>,
@@ -749,7 +778,7 @@ async fn event_loop(
     event_table: crate::events::EventTable,
     shown_from_ns: u64,
     symbols: Option<crate::symbols::resolve::Symbols>,
-) -> Result<Ended, SessionError> {
+) -> Result<(Reader<'c>, Option<i32>), SessionError> {
     let ring_map = bpf.take_map(EVENTS).ok_or(LoadError::MissingMap(EVENTS))?;
     let ring: RingBuf<MapData> = RingBuf::try_from(ring_map).map_err(|e| SessionError::Io {
         what: "opening the ring buffer".into(),
@@ -797,51 +826,41 @@ async fn event_loop(
     let mut reported_lost = 0u64;
     let mut exit_code = None;
     let mut stop_at: Option<Instant> = None;
+    let mut behind = false;
 
     loop {
         // Whichever comes first: a signal, the programs' wake-up (the ring is a quarter
-        // full), the workload's exit, or the periodic drain.
-        let mut workload_exited = false;
-        tokio::select! {
-            biased;
-            _ = stops.next() => {}
-            _ = readable(Some(&mut ring)) => {}
-            _ = exited(pidfd.as_ref()) => workload_exited = true,
-            _ = readable(bpf_log.as_mut()) => {}
-            _ = tick.tick() => {}
+        // full), the workload's exit, or the periodic drain. A reader still behind
+        // reads on at once.
+        if !behind {
+            tokio::select! {
+                biased;
+                _ = stops.next() => {}
+                _ = readable(Some(&mut ring)) => {}
+                _ = exited(pidfd.as_ref()) => {}
+                _ = readable(bpf_log.as_mut()) => {}
+                _ = tick.tick() => {}
+            }
         }
         if let Some(log) = &mut bpf_log {
             log.get_mut().flush();
         }
 
-        let mut done = drain(&mut printer, ring.get_mut(), out);
-        let dropped = counter_sum(&counters, COUNTER_DROPPED);
-        if dropped > reported_lost {
-            let (on, off) = if cfg.line.color {
-                (RED, RESET)
-            } else {
-                ("", "")
-            };
-            let lost = dropped - reported_lost;
-            // In JSON every line is an object, the loss too.
-            let _ = if cfg.record {
-                // The record file holds records only.
-                say!("rtrace: LOST {lost} events!");
-                Ok(())
-            } else if cfg.json {
-                writeln!(out, "{{\"lost\":{lost}}}")
-            } else {
-                writeln!(out, "{on}LOST {lost} events!{off}")
-            };
-            reported_lost = dropped;
-        }
+        let batch = drain(&mut printer, ring.get_mut(), out, BATCH_RECORDS);
+        behind = batch == Drained::Behind;
+        let mut done = batch == Drained::Stop;
+        report_lost(&counters, &mut reported_lost, cfg, out);
         let _ = out.flush();
 
+        // Looked at after every batch, not only when the pidfd woke the loop: a
+        // reader that is behind does not wait for it.
         if let Some(w) = workload
-            && workload_exited
+            && exit_code.is_none()
             && let Some(code) = reap(w.pid)
         {
             exit_code = Some(code);
+        }
+        if exit_code.is_some() {
             done = true;
         }
         // Every target has exited, and no child of theirs is still on its way in
@@ -874,53 +893,125 @@ async fn event_loop(
             break;
         }
     }
-    drain(&mut printer, ring.get_mut(), out);
-    if let Some(log) = &mut bpf_log {
-        log.get_mut().flush();
-    }
-    // What is still blocked when tracing ends is shown as unfinished.
-    printer.flush_pending(None, out);
-    let maps_lost = printer.locations_lost();
-    if maps_lost > 0 {
-        say!(
-            "rtrace: {maps_lost} memory-map records were lost (their ring was full): some addresses may be unnamed, or named by an older mapping at the same address"
-        );
-    }
-    let _ = out.flush();
-
-    let exit_code = match (
-        exit_code,
-        stops.requested().await.or_else(|| output_stop(out)),
-    ) {
-        (Some(code), _) => code,
-        (None, Some(sig)) if workload.is_some() => 128 + sig,
-        _ => 0,
-    };
-    Ok(Ended {
-        exit_code,
-        lost: LostTasks {
-            full_map: counter_sum(&counters, COUNTER_LOST_TASKS),
-            full_handoff: counter_sum(&counters, COUNTER_LOST_HANDOFF),
-            unseen: counter_sum(&counters, COUNTER_LOST_UNSEEN),
+    Ok((
+        Reader {
+            printer,
+            ring,
+            bpf_log,
+            reported_lost,
         },
-        stats_lost: counter_sum(&counters, COUNTER_STATS_LOST),
-    })
+        exit_code,
+    ))
 }
 
-/// Prints what the ring holds; true once --max-events is reached or output failed.
+/// What reads the ring, handed from the event loop to the final read once the
+/// programs are detached.
+struct Reader<'c> {
+    printer: Printer<'c, Tracefs>,
+    ring: AsyncFd<RingBuf<MapData>>,
+    bpf_log: Option<AsyncFd<EbpfLogger<StderrLines>>>,
+    reported_lost: u64,
+}
+
+impl Reader<'_> {
+    /// Reads what the ring still holds (the programs are detached: it can only
+    /// shrink), shows what is still blocked as unfinished, and says what was lost.
+    fn finish(mut self, bpf: &Ebpf, cfg: &Config, out: &mut Sink) -> Result<Ended, SessionError> {
+        drain(&mut self.printer, self.ring.get_mut(), out, usize::MAX);
+        if let Some(log) = &mut self.bpf_log {
+            log.get_mut().flush();
+        }
+        // What is still blocked when tracing ends is shown as unfinished.
+        self.printer.flush_pending(None, out);
+        let counters: PerCpuArray<&MapData, u64> =
+            PerCpuArray::try_from(bpf.map(COUNTERS).ok_or(LoadError::MissingMap(COUNTERS))?)
+                .map_err(|e| SessionError::Io {
+                    what: "opening the counters".into(),
+                    source: io::Error::other(e),
+                })?;
+        report_lost(&counters, &mut self.reported_lost, cfg, out);
+        let maps_lost = self.printer.locations_lost();
+        if maps_lost > 0 {
+            say!(
+                "rtrace: {maps_lost} memory-map records were lost (their ring was full): some addresses may be unnamed, or named by an older mapping at the same address"
+            );
+        }
+        let _ = out.flush();
+        Ok(Ended {
+            lost: LostTasks {
+                full_map: counter_sum(&counters, COUNTER_LOST_TASKS),
+                full_handoff: counter_sum(&counters, COUNTER_LOST_HANDOFF),
+                unseen: counter_sum(&counters, COUNTER_LOST_UNSEEN),
+            },
+            stats_lost: counter_sum(&counters, COUNTER_STATS_LOST),
+        })
+    }
+}
+
+/// Says how many records the programs could not write (the ring was full) since the
+/// last time, as perf says it: in the trace, where they are missing.
+fn report_lost(
+    counters: &PerCpuArray<&MapData, u64>,
+    reported: &mut u64,
+    cfg: &Config,
+    out: &mut Sink,
+) {
+    let dropped = counter_sum(counters, COUNTER_DROPPED);
+    if dropped <= *reported {
+        return;
+    }
+    let lost = dropped - *reported;
+    *reported = dropped;
+    let (on, off) = if cfg.line.color {
+        (RED, RESET)
+    } else {
+        ("", "")
+    };
+    // In JSON every line is an object, the loss too.
+    let _ = if cfg.record {
+        // The record file holds records only.
+        say!("rtrace: LOST {lost} events!");
+        Ok(())
+    } else if cfg.json {
+        writeln!(out, "{{\"lost\":{lost}}}")
+    } else {
+        writeln!(out, "{on}LOST {lost} events!{off}")
+    };
+}
+
+/// How a batch of reading ended.
+#[derive(Debug, PartialEq)]
+enum Drained {
+    /// The ring is empty.
+    Empty,
+    /// The batch is over and records are waiting.
+    Behind,
+    /// --max-events is reached or the output failed.
+    Stop,
+}
+
+/// Prints up to `budget` records of what the ring holds.
 fn drain<S: FormatSource>(
     printer: &mut Printer<'_, S>,
     ring: &mut RingBuf<MapData>,
     out: &mut Sink,
-) -> bool {
+    budget: usize,
+) -> Drained {
     printer.keep_up();
-    while !printer.max_reached() {
+    for _ in 0..budget {
+        if printer.max_reached() {
+            return Drained::Stop;
+        }
         let Some(item) = ring.next() else {
-            break;
+            return Drained::Empty;
         };
         if printer.take(&item, out) {
-            return true;
+            return Drained::Stop;
         }
     }
-    printer.max_reached()
+    if printer.max_reached() {
+        Drained::Stop
+    } else {
+        Drained::Behind
+    }
 }

@@ -1,11 +1,15 @@
 //! SIGINT, SIGTERM, SIGHUP and SIGQUIT end the session cleanly (relayed to the command
 //! rtrace started, final drain, summary, detach) instead of killing rtrace with its
-//! programs still counting. tokio's signal driver takes them: the event loop wakes on
-//! the first one at once, and the session asks, at any point, whether one came.
+//! programs still counting. [`catch_early`], the first thing main does, notes them from
+//! then on, even where rtrace inherited them ignored (a background job of a script), as
+//! perf's handlers do; once the event loop's runtime exists, tokio's signal driver takes
+//! them too: the loop wakes on the first one at once, and the session asks, at any point,
+//! whether one came.
 
 use std::{
     future::poll_fn,
     io,
+    sync::atomic::{AtomicI32, AtomicU32, Ordering},
     task::{Context, Poll, Waker},
 };
 
@@ -17,6 +21,52 @@ const STOPPING: [(libc::c_int, fn() -> SignalKind); 4] = [
     (libc::SIGHUP, SignalKind::hangup),
     (libc::SIGQUIT, SignalKind::quit),
 ];
+
+/// The first stopping signal that came since [`catch_early`] (0: none yet).
+static EARLY: AtomicI32 = AtomicI32::new(0);
+/// The stopping signals rtrace inherited ignored, as bits by number.
+static IGNORED_AT_START: AtomicU32 = AtomicU32::new(0);
+
+extern "C" fn note_early(sig: libc::c_int) {
+    // Async-signal-safe: one atomic store, the first signal kept.
+    let _ = EARLY.compare_exchange(0, sig, Ordering::Relaxed, Ordering::Relaxed);
+}
+
+/// Notes the stopping signals from now on, before rtrace forks or loads anything, so
+/// that one sent while rtrace starts (or waits out -D) is honoured as it is later; and
+/// remembers which of them were inherited ignored, for the command (see
+/// [`inherited_ignored`]). tokio's handlers, installed later, run this one too (they
+/// chain to the handler they find).
+pub fn catch_early() {
+    for (sig, _) in STOPPING {
+        // SAFETY: a zeroed sigaction is a valid out-parameter and a valid start for
+        // the new action; the handler only stores into an atomic.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            let mut new: libc::sigaction = std::mem::zeroed();
+            new.sa_sigaction = note_early as *const () as libc::sighandler_t;
+            new.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut new.sa_mask);
+            if libc::sigaction(sig, &new, &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN {
+                IGNORED_AT_START.fetch_or(1 << sig, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Whether rtrace inherited `sig` ignored. The command rtrace runs gets it ignored too:
+/// it runs as it would have run without rtrace (perf's command would get the default).
+pub fn inherited_ignored(sig: libc::c_int) -> bool {
+    (0..32).contains(&sig) && IGNORED_AT_START.load(Ordering::Relaxed) & (1 << sig) != 0
+}
+
+/// The first stopping signal noted since [`catch_early`], if any.
+pub fn early() -> Option<libc::c_int> {
+    match EARLY.load(Ordering::Relaxed) {
+        0 => None,
+        sig => Some(sig),
+    }
+}
 
 /// The signals that stop a session, and the first of them that came.
 pub struct Stops {
@@ -33,7 +83,7 @@ impl Stops {
             .collect::<io::Result<_>>()?;
         Ok(Self {
             streams,
-            first: None,
+            first: early(),
         })
     }
 
@@ -53,7 +103,7 @@ impl Stops {
         tokio::task::yield_now().await;
         // Whatever arrived is taken now; the waker is never needed.
         let _ = self.poll_any(&mut Context::from_waker(Waker::noop()));
-        self.first
+        self.first.or_else(early)
     }
 
     /// Waits for the next stopping signal (a second Ctrl-C included).

@@ -96,6 +96,14 @@ impl Workload {
             .chain(arg_ptrs[1..].iter().copied())
             .collect();
 
+        // What each reset signal becomes in the command, decided before the fork.
+        let dispositions = RESET_SIGNALS.map(|sig| {
+            if crate::signals::inherited_ignored(sig) {
+                (sig, libc::SIG_IGN)
+            } else {
+                (sig, libc::SIG_DFL)
+            }
+        });
         let (go_r, go_w) = pipe_cloexec().map_err(WorkloadError::Spawn)?;
         let (err_r, err_w) = pipe_cloexec().map_err(WorkloadError::Spawn)?;
 
@@ -116,7 +124,9 @@ impl Workload {
                 err_other_end: err_r.as_raw_fd(),
             };
             // SAFETY: see above.
-            unsafe { child_wait_and_exec(parent, fds, &program, &arg_ptrs, &sh_ptrs) }
+            unsafe {
+                child_wait_and_exec(parent, fds, &dispositions, &program, &arg_ptrs, &sh_ptrs)
+            }
         }
         drop(go_r);
         drop(err_w);
@@ -181,8 +191,10 @@ struct HeldFds {
     err_other_end: RawFd,
 }
 
-/// Signals whose dispositions the child resets: Rust's runtime ignores SIGPIPE, and an
-/// ignored signal stays ignored across exec (std::process::Command resets it too).
+/// Signals whose dispositions the child sets: Rust's runtime ignores SIGPIPE, and an
+/// ignored signal stays ignored across exec (std::process::Command resets it too); the
+/// stopping signals have rtrace's handler, and get back what rtrace inherited (ignored
+/// in a script's background job, the default otherwise).
 const RESET_SIGNALS: [libc::c_int; 5] = [
     libc::SIGPIPE,
     libc::SIGINT,
@@ -198,6 +210,7 @@ const RESET_SIGNALS: [libc::c_int; 5] = [
 unsafe fn child_wait_and_exec(
     parent: libc::pid_t,
     fds: HeldFds,
+    dispositions: &[(libc::c_int, libc::sighandler_t)],
     program: &CString,
     argv: &[*const libc::c_char],
     sh_argv: &[*const libc::c_char],
@@ -205,8 +218,8 @@ unsafe fn child_wait_and_exec(
     unsafe {
         libc::close(fds.go_other_end);
         libc::close(fds.err_other_end);
-        for sig in RESET_SIGNALS {
-            libc::signal(sig, libc::SIG_DFL);
+        for &(sig, disposition) in dispositions {
+            libc::signal(sig, disposition);
         }
         libc::prctl(
             libc::PR_SET_PDEATHSIG,

@@ -15,3 +15,4 @@ mod signals;
 mod summary;
 mod targets;
 mod threads;
+mod trust;

@@ -93,10 +93,18 @@ fn tokens(expr: &str) -> Result<Vec<Token>, String> {
     Ok(out)
 }
 
+/// How deep parentheses and `!` may nest, and how many comparisons one filter may
+/// hold: the parser and the evaluator recurse once a level, so an expression made to be
+/// deep (15,000 parentheses) would otherwise overflow rtrace's stack.
+const MAX_DEPTH: usize = 256;
+const MAX_PREDICATES: usize = 1024;
+
 struct Parser<'a> {
     toks: Vec<Token>,
     at: usize,
     fields: &'a [Field],
+    depth: usize,
+    predicates: usize,
 }
 
 impl Parser<'_> {
@@ -129,6 +137,18 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self) -> Result<Filter, String> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(format!(
+                "it nests parentheses and '!' more than {MAX_DEPTH} deep"
+            ));
+        }
+        let inner = self.unary_inner();
+        self.depth -= 1;
+        inner
+    }
+
+    fn unary_inner(&mut self) -> Result<Filter, String> {
         match self.next() {
             Some(Token::Not) => Ok(Filter::Not(Box::new(self.unary()?))),
             Some(Token::Open) => {
@@ -144,6 +164,10 @@ impl Parser<'_> {
     }
 
     fn predicate(&mut self, name: &str) -> Result<Filter, String> {
+        self.predicates += 1;
+        if self.predicates > MAX_PREDICATES {
+            return Err(format!("it has more than {MAX_PREDICATES} comparisons"));
+        }
         let field = self
             .fields
             .iter()
@@ -189,10 +213,20 @@ fn parse_number(s: &str) -> Option<i128> {
     Some(if neg { -v } else { v })
 }
 
+/// The expression as an error quotes it: its start, so that the message stays one
+/// readable line however long the expression is.
+fn shortened(expr: &str) -> String {
+    const SHOWN: usize = 80;
+    match expr.char_indices().nth(SHOWN) {
+        Some((end, _)) => format!("{}…", &expr[..end]),
+        None => expr.to_string(),
+    }
+}
+
 /// Parses `expr` against an event's `fields`.
 pub fn parse(expr: &str, fields: &[Field]) -> Result<Filter, FilterError> {
     let bad = |why: String| FilterError::Bad {
-        expr: expr.to_string(),
+        expr: shortened(expr),
         why,
     };
     let toks = tokens(expr).map_err(bad)?;
@@ -200,6 +234,8 @@ pub fn parse(expr: &str, fields: &[Field]) -> Result<Filter, FilterError> {
         toks,
         at: 0,
         fields,
+        depth: 0,
+        predicates: 0,
     };
     let f = p.or().map_err(bad)?;
     if p.at < p.toks.len() {
@@ -301,6 +337,32 @@ mod tests {
         assert_eq!(
             why("(prev_pid == 1"),
             "--filter '(prev_pid == 1': a '(' is not closed"
+        );
+    }
+
+    #[test]
+    fn deep_or_long_filters_are_refused_in_one_line() {
+        let (_, fields) = format::parse(SWITCH);
+        let why = |e: &str| parse(e, &fields).unwrap_err().to_string();
+        // 15,000 parentheses, 30,000 '!': refused, not a stack overflow.
+        let parens = format!("{}prev_pid == 1{}", "(".repeat(15_000), ")".repeat(15_000));
+        let e = why(&parens);
+        assert!(
+            e.ends_with("it nests parentheses and '!' more than 256 deep"),
+            "{e}"
+        );
+        assert!(e.len() < 200, "{e}");
+        assert!(why(&format!("{}prev_pid == 1", "!".repeat(30_000))).contains("256 deep"));
+        let many = vec!["prev_pid == 1"; 5000].join(" && ");
+        assert!(why(&many).ends_with("it has more than 1024 comparisons"));
+        // At the limits, a filter is taken.
+        let deep = format!("{}prev_pid == 1{}", "(".repeat(255), ")".repeat(255));
+        assert!(parse(&deep, &fields).is_ok());
+        let long = vec!["prev_pid == 1"; 1024].join(" || ");
+        assert!(
+            parse(&long, &fields)
+                .unwrap()
+                .matches(&fields, &record(b"sh", 1, 0))
         );
     }
 }

@@ -10,6 +10,7 @@ pub mod loader;
 pub mod map_ops;
 pub mod pidns;
 pub mod privilege;
+pub mod resources;
 pub mod sideband;
 pub mod stats_maps;
 pub mod tracefs;

@@ -65,7 +65,7 @@ impl Tracefs {
             None::<&str>,
         )
         .map_err(|e| {
-            if e == nix::errno::Errno::EPERM && !Caps::current().allow_mount() {
+            if e == nix::errno::Errno::EPERM && !Caps::current().is_ok_and(|c| c.allow_mount()) {
                 TracefsError::MountNeedsSysAdmin
             } else {
                 TracefsError::Mount { source: e.into() }
