@@ -904,6 +904,9 @@ async fn event_loop<'c>(
     ))
 }
 
+/// How long a system-wide trace goes on reading once its end has come.
+const FINAL_READ_SYSTEM_WIDE: Duration = Duration::from_millis(500);
+
 /// What reads the ring, handed from the event loop to the final read once the
 /// programs are detached.
 struct Reader<'c> {
@@ -917,7 +920,28 @@ impl Reader<'_> {
     /// Reads what the ring still holds (the programs are detached: it can only
     /// shrink), shows what is still blocked as unfinished, and says what was lost.
     fn finish(mut self, bpf: &Ebpf, cfg: &Config, out: &mut Sink) -> Result<Ended, SessionError> {
-        drain(&mut self.printer, self.ring.get_mut(), out, usize::MAX);
+        // A system-wide trace whose reader fell behind would spend seconds on other
+        // processes' records after its command ended: it reads for a while, then
+        // counts what it leaves, as a loss. A command's or -p's trace is read whole.
+        let system_wide = matches!(cfg.targets, Targets::System { .. });
+        if system_wide {
+            let until = Instant::now() + FINAL_READ_SYSTEM_WIDE;
+            while Instant::now() < until
+                && drain(&mut self.printer, self.ring.get_mut(), out, 1024) == Drained::Behind
+            {
+            }
+            let mut unread = 0u64;
+            while self.ring.get_mut().next().is_some() {
+                unread += 1;
+            }
+            if unread > 0 {
+                say!(
+                    "rtrace: {unread} records were left unread when tracing ended (the reader was behind the system-wide trace)"
+                );
+            }
+        } else {
+            drain(&mut self.printer, self.ring.get_mut(), out, usize::MAX);
+        }
         if let Some(log) = &mut self.bpf_log {
             log.get_mut().flush();
         }
