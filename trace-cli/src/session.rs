@@ -367,6 +367,11 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         say!("rtrace: tracing started");
     }
 
+    // A per-thread summary moves exited threads' numbers out of the kernel as it goes.
+    let mut thread_stats = match &cfg.summary {
+        Some(s) if !s.total => Some(stats_maps::ThreadStats::open(&bpf)?),
+        _ => None,
+    };
     let (reader, exit_code) = runtime.block_on(event_loop(
         &mut bpf,
         &cfg,
@@ -380,6 +385,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         event_table,
         shown_from_ns,
         symbols,
+        thread_stats.as_mut(),
     ))?;
     // Nothing writes records from here on (and the summary's numbers no longer move):
     // what the ring holds is all that is left, a bounded final read.
@@ -395,8 +401,16 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         (None, Some(sig)) if workload.is_some() => 128 + sig,
         _ => 0,
     };
+    let mut stats_dropped = 0;
     if let Some(summary) = &cfg.summary {
-        let sections = stats_maps::read_sections(&bpf, summary.total)?;
+        let sections = match thread_stats {
+            Some(t) => {
+                let (sections, dropped) = t.finish();
+                stats_dropped = dropped;
+                sections
+            }
+            None => stats_maps::total_sections(&bpf)?,
+        };
         let mut text = String::new();
         let opts = SummaryOptions {
             max_rows: summary.max_rows,
@@ -416,6 +430,12 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     }
     loader::detach_all(&mut bpf, &mut event_links);
     drop(bpf);
+    if stats_dropped > 0 {
+        say!(
+            "rtrace: {stats_dropped} syscalls of exited threads are missing from the summary: it keeps at most {} thread and syscall rows of threads that have exited",
+            stats_maps::KEPT_ROWS_MAX
+        );
+    }
     if ended.stats_lost > 0 {
         say!(
             "rtrace: {} syscalls are missing from the summary: its maps were full (they hold {} thread and syscall pairs; raise RTRACE_SUMMARY_ENTRIES)",
@@ -778,6 +798,7 @@ async fn event_loop<'c>(
     event_table: crate::events::EventTable,
     shown_from_ns: u64,
     symbols: Option<crate::symbols::resolve::Symbols>,
+    mut thread_stats: Option<&mut stats_maps::ThreadStats>,
 ) -> Result<(Reader<'c>, Option<i32>), SessionError> {
     let ring_map = bpf.take_map(EVENTS).ok_or(LoadError::MissingMap(EVENTS))?;
     let ring: RingBuf<MapData> = RingBuf::try_from(ring_map).map_err(|e| SessionError::Io {
@@ -827,6 +848,9 @@ async fn event_loop<'c>(
     let mut exit_code = None;
     let mut stop_at: Option<Instant> = None;
     let mut behind = false;
+    let mut swept_at = Instant::now();
+    // SAFETY: sysconf has no preconditions.
+    let ticks_per_sec = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).unwrap_or(100);
 
     loop {
         // Whichever comes first: a signal, the programs' wake-up (the ring is a quarter
@@ -851,6 +875,12 @@ async fn event_loop<'c>(
         let mut done = batch == Drained::Stop;
         report_lost(&counters, &mut reported_lost, cfg, out);
         let _ = out.flush();
+        if let Some(t) = thread_stats.as_deref_mut()
+            && swept_at.elapsed() >= SWEEP_EVERY
+        {
+            t.sweep(|task| stats_maps::still_running(task, ticks_per_sec));
+            swept_at = Instant::now();
+        }
 
         // Looked at after every batch, not only when the pidfd woke the loop: a
         // reader that is behind does not wait for it.
@@ -903,6 +933,10 @@ async fn event_loop<'c>(
         exit_code,
     ))
 }
+
+/// How often a per-thread summary moves the numbers of exited threads out of the
+/// kernel's maps: they then hold the threads of a few seconds, not of the session.
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 /// How long a system-wide trace goes on reading once its end has come.
 const FINAL_READ_SYSTEM_WIDE: Duration = Duration::from_millis(500);

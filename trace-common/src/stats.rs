@@ -19,7 +19,7 @@ pub const SYSCALL_STATS: &str = "syscall_stats";
 pub const SYSCALL_STATS_TOTAL: &str = "syscall_stats_total";
 /// Hash map [`ErrnoKey`] -> u64 count.
 pub const ERRNO_STATS: &str = "errno_stats";
-/// Hash map tid -> comm, written when a thread's first stats entry is made.
+/// Hash map [`TaskKey`] -> comm, written when a thread's first stats entry is made.
 pub const TASK_COMM: &str = "task_comm";
 
 /// The default size of the per-thread maps (`syscall_stats`, `errno_stats`,
@@ -28,21 +28,34 @@ pub const STATS_ENTRIES: u32 = 65536;
 pub const STATS_TOTAL_ENTRIES: u32 = 1024;
 pub const ERRNO_ENTRIES: u32 = STATS_ENTRIES;
 
+/// One thread's life: its id and when it started. A tid is reused once its thread has
+/// exited (within seconds where processes churn and pid_max is small): the start time
+/// keeps the new thread's numbers apart from the old one's.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TaskKey {
+    /// Thread id in rtrace's pid namespace; 0 in total mode.
+    pub tid: u32,
+    pub _pad: u32,
+    /// `task_struct.start_boottime` (ns since boot, what /proc's start time counts in
+    /// clock ticks); 0 in total mode.
+    pub start_ns: u64,
+}
+
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct StatsKey {
-    /// Thread id in rtrace's pid namespace; 0 in total mode.
-    pub tid: u32,
+    pub task: TaskKey,
     pub nr: u32,
+    pub _pad: u32,
 }
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ErrnoKey {
-    pub tid: u32,
+    pub task: TaskKey,
     pub nr: u32,
     pub errno: u32,
-    pub _pad: u32,
 }
 
 #[repr(C)]
@@ -64,8 +77,9 @@ pub struct SyscallStats {
     pub enter_only: u64,
 }
 
-const _: () = assert!(core::mem::size_of::<StatsKey>() == 8);
-const _: () = assert!(core::mem::size_of::<ErrnoKey>() == 16);
+const _: () = assert!(core::mem::size_of::<TaskKey>() == 16);
+const _: () = assert!(core::mem::size_of::<StatsKey>() == 24);
+const _: () = assert!(core::mem::size_of::<ErrnoKey>() == 24);
 const _: () = assert!(core::mem::size_of::<SyscallStats>() == 72);
 
 impl SyscallStats {
@@ -126,6 +140,9 @@ impl SyscallStats {
 }
 
 // SAFETY: plain #[repr(C)] integers without padding holes; any bit pattern is valid.
+#[cfg(feature = "user")]
+unsafe impl aya::Pod for TaskKey {}
+// SAFETY: as above.
 #[cfg(feature = "user")]
 unsafe impl aya::Pod for StatsKey {}
 // SAFETY: as above.

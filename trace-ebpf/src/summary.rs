@@ -13,10 +13,14 @@ use trace_common::{
     stats::{
         ERRNO_ENTRIES, ErrnoKey, STATS_ENTRIES, STATS_NR_FAULTS, STATS_TOTAL_ENTRIES,
         SUMMARY_AGGREGATE, SUMMARY_ERRNO, SUMMARY_RECORDS, SUMMARY_TOTAL, StatsKey, SyscallStats,
+        TaskKey,
     },
 };
 
-use crate::{maps::bump, task::Ids};
+use crate::{
+    maps::bump,
+    task::{Ids, current_start_ns},
+};
 
 #[map(name = "syscall_stats")]
 static SYSCALL_STATS: HashMap<StatsKey, SyscallStats> = HashMap::with_max_entries(STATS_ENTRIES, 0);
@@ -30,7 +34,17 @@ static SYSCALL_STATS_TOTAL: PerCpuHashMap<StatsKey, SyscallStats> =
 static ERRNO_STATS: HashMap<ErrnoKey, u64> = HashMap::with_max_entries(ERRNO_ENTRIES, 0);
 
 #[map(name = "task_comm")]
-static TASK_COMM: HashMap<u32, [u8; 16]> = HashMap::with_max_entries(STATS_ENTRIES, 0);
+static TASK_COMM: HashMap<TaskKey, [u8; 16]> = HashMap::with_max_entries(STATS_ENTRIES, 0);
+
+/// The current thread's key: its tid and start time.
+#[inline(always)]
+fn task_key(ids: &Ids) -> TaskKey {
+    TaskKey {
+        tid: ids.tid,
+        _pad: 0,
+        start_ns: current_start_ns(),
+    }
+}
 
 #[unsafe(no_mangle)]
 static SUMMARY_FLAGS: Global<u32> = Global::new(SUMMARY_RECORDS);
@@ -50,8 +64,13 @@ pub fn account(ids: &Ids, nr: u32, dur_ns: u64, ret: i64, entry_seen: bool, retu
     }
     let total = flags & SUMMARY_TOTAL != 0;
     let key = StatsKey {
-        tid: if total { 0 } else { ids.tid },
+        task: if total {
+            TaskKey::default()
+        } else {
+            task_key(ids)
+        },
         nr,
+        _pad: 0,
     };
     let failed = returned && (-4095..0).contains(&ret);
     let map_ptr = if total {
@@ -87,16 +106,15 @@ pub fn account(ids: &Ids, nr: u32, dur_ns: u64, ret: i64, entry_seen: bool, retu
                 return;
             }
             if !total {
-                let _ = TASK_COMM.insert(ids.tid, bpf_get_current_comm().unwrap_or([0; 16]), 0);
+                let _ = TASK_COMM.insert(key.task, bpf_get_current_comm().unwrap_or([0; 16]), 0);
             }
         }
     }
     if failed && flags & SUMMARY_ERRNO != 0 {
         count_errno(ErrnoKey {
-            tid: key.tid,
+            task: key.task,
             nr,
             errno: (-ret) as u32,
-            _pad: 0,
         });
     }
 }
@@ -111,8 +129,9 @@ pub fn account_fault(ids: &Ids, kind: u32) {
         return;
     }
     let key = StatsKey {
-        tid: ids.tid,
+        task: task_key(ids),
         nr: STATS_NR_FAULTS[(kind & 1) as usize],
+        _pad: 0,
     };
     if let Some(p) = SYSCALL_STATS.get_ptr_mut(key) {
         // SAFETY: a live value that only this thread writes.
@@ -127,7 +146,7 @@ pub fn account_fault(ids: &Ids, kind: u32) {
         bump(COUNTER_STATS_LOST);
         return;
     }
-    let _ = TASK_COMM.insert(ids.tid, bpf_get_current_comm().unwrap_or([0; 16]), 0);
+    let _ = TASK_COMM.insert(key.task, bpf_get_current_comm().unwrap_or([0; 16]), 0);
 }
 
 #[inline(always)]

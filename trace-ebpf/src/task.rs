@@ -11,8 +11,23 @@ use trace_common::maps::TRACE_ON;
 
 use crate::maps::{
     CGROUP_ID, CGROUP_LEVEL, FILTER_UID, KEY_BY_TID, PIDNS_DEV, PIDNS_INO, PIDS_FILTERED,
-    PIDS_TO_TRACE, TRACE_ALL,
+    PIDS_TO_TRACE, TASK_START_OFF, TRACE_ALL,
 };
+
+/// When the current task started (`task_struct.start_boottime`, ns since boot), or 0
+/// where it cannot be read. The summaries key a thread by it with its tid.
+#[inline(always)]
+pub fn current_start_ns() -> u64 {
+    // SAFETY: the current task is live while its program runs; the probe read of a
+    // u64 at the offset the kernel's BTF gave fails cleanly on a bad address.
+    unsafe {
+        let task = aya_ebpf::helpers::bpf_get_current_task() as *const u8;
+        aya_ebpf::helpers::bpf_probe_read_kernel(
+            task.add(TASK_START_OFF.load() as usize).cast::<u64>(),
+        )
+        .unwrap_or(0)
+    }
+}
 
 /// Thread id and process id as rtrace's pid namespace numbers them.
 #[derive(Clone, Copy)]

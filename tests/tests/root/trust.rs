@@ -301,3 +301,99 @@ fn config_files_cannot_hang_or_bloat_the_trace() {
     let longest = r.stderr.lines().map(str::len).max().unwrap_or(0);
     assert!(longest < 2000, "a line of {longest} bytes");
 }
+
+/// Forks a child that calls getppid 3 times, then makes the next fork take the same pid
+/// (`ns_last_pid`, as checkpoint/restore tools do) for a child that calls getuid 5
+/// times; retried when another process on the machine took the pid in between.
+const REUSE: &str = r#"
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+int main(void) {
+    for (int attempt = 0; attempt < 50; attempt++) {
+        pid_t a = fork();
+        if (a == 0) { for (int i = 0; i < 3; i++) syscall(SYS_getppid); _exit(0); }
+        waitpid(a, 0, 0);
+        int fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+        if (fd < 0) return 2;
+        char buf[32];
+        int n = snprintf(buf, sizeof buf, "%d", a - 1);
+        if (write(fd, buf, n) != n) return 3;
+        close(fd);
+        pid_t b = fork();
+        if (b == 0) { for (int i = 0; i < 5; i++) syscall(SYS_getuid); _exit(0); }
+        waitpid(b, 0, 0);
+        if (b == a) { printf("%d\n", a); return 0; }
+    }
+    return 1;
+}
+"#;
+
+#[test]
+fn a_reused_pid_gets_a_summary_section_of_its_own() {
+    if !bpf_ready("a_reused_pid_gets_a_summary_section_of_its_own") {
+        return;
+    }
+    let dir = scratch_dir("reuse");
+    let (cc, reuse) = compile_c(&dir, "reuse", REUSE, &["-O1"]);
+    assert!(cc.status.success(), "{cc}");
+    let r = run(rtrace().arg("-s").arg("--").arg(&reuse), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let pid: u32 = r.stdout.trim().parse().unwrap();
+    // Before, both children added up in one "reuse (PID)" section.
+    let titles: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with(&format!(" reuse ({pid}), ")))
+        .collect();
+    assert_eq!(titles.len(), 2, "{titles:?}{r}");
+    let section_of = |call: &str| {
+        let mut title = "";
+        for l in r.stderr.lines() {
+            if l.starts_with(" reuse (") {
+                title = l;
+            }
+            let f: Vec<&str> = l.split_whitespace().collect();
+            if f.first() == Some(&call) && title.starts_with(&format!(" reuse ({pid}), ")) {
+                return Some((title, f[1].to_string()));
+            }
+        }
+        None
+    };
+    let (first, ppid_calls) = section_of("getppid").unwrap_or_else(|| panic!("no getppid{r}"));
+    let (second, uid_calls) = section_of("getuid").unwrap_or_else(|| panic!("no getuid{r}"));
+    assert_eq!((ppid_calls.as_str(), uid_calls.as_str()), ("3", "5"), "{r}");
+    assert_ne!(first, second, "one section for both children{r}");
+}
+
+#[test]
+fn a_long_summary_keeps_only_live_threads_in_the_kernel() {
+    if !bpf_ready("a_long_summary_keeps_only_live_threads_in_the_kernel") {
+        return;
+    }
+    // 120 short processes over ~8 s, some 25 rows each: 3,000 rows, more than the
+    // 2,048 the maps hold. Before, the maps filled and calls went missing; now the
+    // exited threads' rows leave the kernel every second.
+    let script = "i=0; while [ $i -lt 60 ]; do /bin/true; sleep 0.1; i=$((i+1)); done";
+    let r = run(
+        rtrace()
+            .env("RTRACE_SUMMARY_ENTRIES", "2048")
+            .args(["-s", "--", "sh", "-c", script]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    assert!(!r.stderr.contains("missing from the summary"), "{r}");
+    let true_sections = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with(" true ("))
+        .count();
+    let sleep_sections = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with(" sleep ("))
+        .count();
+    assert_eq!((true_sections, sleep_sections), (60, 60), "{r}");
+}

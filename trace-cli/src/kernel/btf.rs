@@ -265,6 +265,8 @@ pub struct LifecycleOffsets {
     pub task_pid: u32,
     pub task_tgid: u32,
     pub bprm_filename: u32,
+    /// `task_struct.start_boottime` (5.5 and later; `real_start_time` before).
+    pub task_start: u32,
 }
 
 impl LifecycleOffsets {
@@ -273,6 +275,9 @@ impl LifecycleOffsets {
             task_pid: btf.offset_of("task_struct", &["pid"])?,
             task_tgid: btf.offset_of("task_struct", &["tgid"])?,
             bprm_filename: btf.offset_of("linux_binprm", &["filename"])?,
+            task_start: btf
+                .offset_of("task_struct", &["start_boottime"])
+                .or_else(|_| btf.offset_of("task_struct", &["real_start_time"]))?,
         })
     }
 }

@@ -1,4 +1,7 @@
-//! Reading the in-kernel summary statistics once, at the end of the session.
+//! The in-kernel summary statistics. While tracing, the numbers of threads that have
+//! exited move out of the kernel's maps into rtrace's (a sweep every few seconds), so
+//! that the maps hold the live threads' however long a system-wide summary runs; at the
+//! end, what is left is read and joined to what was moved.
 
 use std::collections::BTreeMap;
 
@@ -6,8 +9,10 @@ use aya::{
     Ebpf,
     maps::{HashMap, MapData, PerCpuHashMap},
 };
+use rustc_hash::{FxHashMap, FxHashSet};
 use trace_common::stats::{
     ERRNO_STATS, ErrnoKey, SYSCALL_STATS, SYSCALL_STATS_TOTAL, StatsKey, SyscallStats, TASK_COMM,
+    TaskKey,
 };
 
 use crate::{kernel::loader::LoadError, output::summary::Section};
@@ -20,40 +25,236 @@ fn bad_map(name: &'static str) -> impl FnOnce(aya::maps::MapError) -> LoadError 
     move |_| LoadError::MissingMap(name)
 }
 
-/// The summary sections: one per thread, or one in total.
-pub fn read_sections(bpf: &Ebpf, total: bool) -> Result<Vec<Section>, LoadError> {
-    let mut per_key: BTreeMap<StatsKey, SyscallStats> = BTreeMap::new();
-    if total {
-        let m: PerCpuHashMap<&MapData, StatsKey, SyscallStats> =
-            PerCpuHashMap::try_from(map(bpf, SYSCALL_STATS_TOTAL)?)
-                .map_err(bad_map(SYSCALL_STATS_TOTAL))?;
-        for (key, values) in m.iter().filter_map(Result::ok) {
-            let merged = per_key.entry(key).or_default();
-            for v in values.iter() {
-                merged.merge(v);
-            }
+/// A map of its own (a second descriptor), so that entries can be deleted while the
+/// session holds the programs' maps.
+fn own_hash_map<K: aya::Pod, V: aya::Pod>(
+    bpf: &Ebpf,
+    name: &'static str,
+) -> Result<HashMap<MapData, K, V>, LoadError> {
+    let aya::maps::Map::HashMap(data) = map(bpf, name)? else {
+        return Err(LoadError::MissingMap(name));
+    };
+    let fd = std::os::fd::AsFd::as_fd(data.fd())
+        .try_clone_to_owned()
+        .map_err(|_| LoadError::MissingMap(name))?;
+    let data = MapData::from_fd(fd).map_err(bad_map(name))?;
+    HashMap::try_from(aya::maps::Map::HashMap(data)).map_err(bad_map(name))
+}
+
+/// The rows of exited threads rtrace keeps at most (about 100 bytes each): past it, an
+/// exited thread's calls are counted as missing from the summary instead.
+pub const KEPT_ROWS_MAX: usize = 1 << 20;
+
+/// The per-thread statistics: the kernel's maps, and what was moved out of them.
+pub struct ThreadStats {
+    stats: HashMap<MapData, StatsKey, SyscallStats>,
+    errnos: HashMap<MapData, ErrnoKey, u64>,
+    comms: HashMap<MapData, TaskKey, [u8; 16]>,
+    kept: Kept,
+}
+
+/// What sweeps moved out of the kernel's maps.
+#[derive(Default)]
+pub struct Kept {
+    pub rows: BTreeMap<StatsKey, SyscallStats>,
+    pub errnos: BTreeMap<(TaskKey, u32), BTreeMap<u32, u64>>,
+    pub comms: FxHashMap<TaskKey, [u8; 16]>,
+    /// Calls of exited threads that were not kept (the rows were at their bound).
+    pub dropped: u64,
+}
+
+impl Kept {
+    /// Joins one row, as the kernel would have had it had it kept counting.
+    pub fn add_row(&mut self, key: StatsKey, stats: &SyscallStats) {
+        if let Some(row) = self.rows.get_mut(&key) {
+            row.merge(stats);
+        } else if self.rows.len() < KEPT_ROWS_MAX {
+            self.rows.insert(key, *stats);
+        } else {
+            self.dropped += stats.calls + stats.enter_only;
         }
-    } else {
-        let m: HashMap<&MapData, StatsKey, SyscallStats> =
-            HashMap::try_from(map(bpf, SYSCALL_STATS)?).map_err(bad_map(SYSCALL_STATS))?;
-        per_key.extend(m.iter().filter_map(Result::ok));
     }
 
+    pub fn add_errno(&mut self, key: ErrnoKey, count: u64) {
+        *self
+            .errnos
+            .entry((key.task, key.nr))
+            .or_default()
+            .entry(key.errno)
+            .or_default() += count;
+    }
+}
+
+impl ThreadStats {
+    pub fn open(bpf: &Ebpf) -> Result<Self, LoadError> {
+        Ok(Self {
+            stats: own_hash_map(bpf, SYSCALL_STATS)?,
+            errnos: own_hash_map(bpf, ERRNO_STATS)?,
+            comms: own_hash_map(bpf, TASK_COMM)?,
+            kept: Kept::default(),
+        })
+    }
+
+    /// Moves the numbers of the threads `alive` says are gone out of the kernel's maps;
+    /// how many threads that was.
+    pub fn sweep(&mut self, alive: impl Fn(TaskKey) -> bool) -> usize {
+        let gone: FxHashSet<TaskKey> = self
+            .comms
+            .keys()
+            .filter_map(Result::ok)
+            .filter(|&t| !alive(t))
+            .collect();
+        if gone.is_empty() {
+            return 0;
+        }
+        let rows: Vec<StatsKey> = self
+            .stats
+            .keys()
+            .filter_map(Result::ok)
+            .filter(|k| gone.contains(&k.task))
+            .collect();
+        for key in rows {
+            if let Ok(stats) = self.stats.get(&key, 0) {
+                self.kept.add_row(key, &stats);
+                let _ = self.stats.remove(&key);
+            }
+        }
+        let errnos: Vec<ErrnoKey> = self
+            .errnos
+            .keys()
+            .filter_map(Result::ok)
+            .filter(|k| gone.contains(&k.task))
+            .collect();
+        for key in errnos {
+            if let Ok(count) = self.errnos.get(&key, 0) {
+                self.kept.add_errno(key, count);
+                let _ = self.errnos.remove(&key);
+            }
+        }
+        for task in &gone {
+            if let Ok(comm) = self.comms.get(task, 0) {
+                self.kept.comms.insert(*task, comm);
+                let _ = self.comms.remove(task);
+            }
+        }
+        gone.len()
+    }
+
+    /// Everything: what is still in the kernel's maps joined to what was moved.
+    pub fn finish(mut self) -> (Vec<Section>, u64) {
+        for (key, stats) in self.stats.iter().filter_map(Result::ok) {
+            self.kept.add_row(key, &stats);
+        }
+        for (key, count) in self.errnos.iter().filter_map(Result::ok) {
+            self.kept.add_errno(key, count);
+        }
+        for (task, comm) in self.comms.iter().filter_map(Result::ok) {
+            self.kept.comms.insert(task, comm);
+        }
+        let Kept {
+            rows,
+            errnos,
+            comms,
+            dropped,
+        } = self.kept;
+        let errnos = errnos
+            .into_iter()
+            .map(|(k, v)| (k, v.into_iter().collect()))
+            .collect();
+        let sections = crate::output::summary::sections(rows, errnos, false, |task| {
+            comms.get(&task).copied().unwrap_or([0; 16])
+        });
+        (sections, dropped)
+    }
+}
+
+/// The one section of a total summary (`-S`), summed over the CPUs.
+pub fn total_sections(bpf: &Ebpf) -> Result<Vec<Section>, LoadError> {
+    let mut per_key: BTreeMap<StatsKey, SyscallStats> = BTreeMap::new();
+    let m: PerCpuHashMap<&MapData, StatsKey, SyscallStats> =
+        PerCpuHashMap::try_from(map(bpf, SYSCALL_STATS_TOTAL)?)
+            .map_err(bad_map(SYSCALL_STATS_TOTAL))?;
+    for (key, values) in m.iter().filter_map(Result::ok) {
+        let merged = per_key.entry(key).or_default();
+        for v in values.iter() {
+            merged.merge(v);
+        }
+    }
     let errnos: HashMap<&MapData, ErrnoKey, u64> =
         HashMap::try_from(map(bpf, ERRNO_STATS)?).map_err(bad_map(ERRNO_STATS))?;
-    let mut errno_rows: BTreeMap<(u32, u32), Vec<(u32, u64)>> = BTreeMap::new();
+    let mut errno_rows: BTreeMap<(TaskKey, u32), Vec<(u32, u64)>> = BTreeMap::new();
     for (k, count) in errnos.iter().filter_map(Result::ok) {
         errno_rows
-            .entry((k.tid, k.nr))
+            .entry((k.task, k.nr))
             .or_default()
             .push((k.errno, count));
     }
-    let comms: HashMap<&MapData, u32, [u8; 16]> =
-        HashMap::try_from(map(bpf, TASK_COMM)?).map_err(bad_map(TASK_COMM))?;
     Ok(crate::output::summary::sections(
         per_key,
         errno_rows,
-        total,
-        |tid| comms.get(&tid, 0).unwrap_or([0; 16]),
+        true,
+        |_| [0; 16],
     ))
+}
+
+/// Whether the thread `task` names is still the one running under its tid: its
+/// /proc start time (clock ticks since boot) is the same. A tid that is gone, or taken
+/// by a newer thread, is not.
+pub fn still_running(task: TaskKey, ticks_per_sec: u64) -> bool {
+    if crate::pids::proc_stat::task_liveness(task.tid) != crate::pids::proc_stat::Liveness::Alive {
+        return false;
+    }
+    let Ok(stat) = procfs::process::Process::new(task.tid as i32).and_then(|p| p.stat()) else {
+        // Unreadable but not known gone: kept where it is.
+        return true;
+    };
+    same_start(stat.starttime, task.start_ns, ticks_per_sec)
+}
+
+/// /proc's start time counts the kernel's in ticks, rounded down.
+fn same_start(proc_ticks: u64, start_ns: u64, ticks_per_sec: u64) -> bool {
+    let ns_per_tick = 1_000_000_000 / ticks_per_sec.max(1);
+    proc_ticks == start_ns / ns_per_tick
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_times_compare_in_ticks() {
+        assert!(same_start(123, 1_234_567_890, 100));
+        assert!(!same_start(124, 1_234_567_890, 100));
+        assert!(same_start(1234, 1_234_567_890, 1000));
+    }
+
+    #[test]
+    fn kept_rows_merge_and_stop_at_their_bound() {
+        let mut kept = Kept::default();
+        let key = StatsKey {
+            task: TaskKey {
+                tid: 7,
+                _pad: 0,
+                start_ns: 5,
+            },
+            nr: 0,
+            _pad: 0,
+        };
+        let mut s = SyscallStats::default();
+        s.add_call(10, false, true);
+        kept.add_row(key, &s);
+        kept.add_row(key, &s);
+        assert_eq!(kept.rows[&key].calls, 2);
+        for tid in 8..(8 + KEPT_ROWS_MAX as u32) {
+            kept.add_row(
+                StatsKey {
+                    task: TaskKey { tid, ..key.task },
+                    ..key
+                },
+                &s,
+            );
+        }
+        assert_eq!(kept.rows.len(), KEPT_ROWS_MAX);
+        assert_eq!(kept.dropped, 1);
+    }
 }

@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use std::collections::BTreeMap;
 
-use trace_common::stats::{STATS_NR_FAULTS, StatsKey, SyscallStats};
+use trace_common::stats::{STATS_NR_FAULTS, StatsKey, SyscallStats, TaskKey};
 
 use crate::decode::{errno::ErrnoTable, syscall_table};
 
@@ -219,24 +219,25 @@ fn title_tid(t: &Title) -> u32 {
 }
 
 /// The sections of per-(thread, syscall) numbers (thread 0 with `total`), their errno
-/// counts, and each thread's name.
+/// counts, and each thread's name. A thread is its tid and start time: a tid that an
+/// exited thread had and a new one took gets a section for each.
 pub fn sections(
     per_key: BTreeMap<StatsKey, SyscallStats>,
-    mut errno_rows: BTreeMap<(u32, u32), Vec<(u32, u64)>>,
+    mut errno_rows: BTreeMap<(TaskKey, u32), Vec<(u32, u64)>>,
     total: bool,
-    comm_of: impl Fn(u32) -> [u8; 16],
+    comm_of: impl Fn(TaskKey) -> [u8; 16],
 ) -> Vec<Section> {
-    let mut sections: BTreeMap<u32, Vec<Row>> = BTreeMap::new();
-    let mut faults: BTreeMap<u32, [u64; 2]> = BTreeMap::new();
+    let mut sections: BTreeMap<TaskKey, Vec<Row>> = BTreeMap::new();
+    let mut faults: BTreeMap<TaskKey, [u64; 2]> = BTreeMap::new();
     for (key, stats) in per_key {
         if let Some(kind) = STATS_NR_FAULTS.iter().position(|&nr| nr == key.nr) {
-            faults.entry(key.tid).or_default()[kind] += stats.calls;
-            sections.entry(key.tid).or_default();
+            faults.entry(key.task).or_default()[kind] += stats.calls;
+            sections.entry(key.task).or_default();
             continue;
         }
         let name = syscall_table::name(key.nr)
             .map_or_else(|| format!("syscall_{}", key.nr), str::to_string);
-        let mut errs = errno_rows.remove(&(key.tid, key.nr)).unwrap_or_default();
+        let mut errs = errno_rows.remove(&(key.task, key.nr)).unwrap_or_default();
         errs.sort_unstable();
         let errnos = errs
             .into_iter()
@@ -246,7 +247,7 @@ pub fn sections(
                 (name, n)
             })
             .collect();
-        sections.entry(key.tid).or_default().push(Row {
+        sections.entry(key.task).or_default().push(Row {
             name,
             stats,
             errnos,
@@ -254,21 +255,24 @@ pub fn sections(
     }
     sections
         .into_iter()
-        .map(|(tid, rows)| {
+        .map(|(task, rows)| {
             let title = if total {
                 Title::Total
             } else {
-                let comm = comm_of(tid);
+                let comm = comm_of(task);
                 let end = comm.iter().position(|&b| b == 0).unwrap_or(16);
                 // The name as the lines show it: escaped.
                 let mut shown = String::new();
                 crate::decode::escape::bare(&mut shown, &comm[..end]);
-                Title::Thread { comm: shown, tid }
+                Title::Thread {
+                    comm: shown,
+                    tid: task.tid,
+                }
             };
             Section {
                 title,
                 rows,
-                faults: faults.get(&tid).copied().unwrap_or_default(),
+                faults: faults.get(&task).copied().unwrap_or_default(),
             }
         })
         .collect()
@@ -294,42 +298,71 @@ mod tests {
         }
     }
 
+    fn key(tid: u32, start_ns: u64, nr: u32) -> StatsKey {
+        StatsKey {
+            task: TaskKey {
+                tid,
+                _pad: 0,
+                start_ns,
+            },
+            nr,
+            _pad: 0,
+        }
+    }
+
+    #[test]
+    fn a_reused_tid_is_a_section_of_its_own() {
+        // Two processes numbered 1903 one after the other, each one execve.
+        let mut per_key = BTreeMap::new();
+        let mut one = SyscallStats::default();
+        one.add_call(1000, false, true);
+        per_key.insert(key(1903, 10, 59), one);
+        per_key.insert(key(1903, 20, 59), one);
+        let mut errnos = BTreeMap::new();
+        errnos.insert((per_key.keys().next().unwrap().task, 59), vec![(2, 1)]);
+        let sections = sections(per_key, errnos, false, |task| {
+            let mut c = [0; 16];
+            c[..4].copy_from_slice(if task.start_ns == 10 {
+                b"true"
+            } else {
+                b"make"
+            });
+            c
+        });
+        let mut out = String::new();
+        render(&mut out, sections, &SummaryOptions::default());
+        assert!(out.contains("\n true (1903), 2 events, 50.0%\n"), "{out}");
+        assert!(out.contains("\n make (1903), 2 events, 50.0%\n"), "{out}");
+        assert_eq!(out.matches(" execve ").count(), 2, "{out}");
+    }
+
     #[test]
     fn page_faults_count_as_events_and_are_named_in_the_thread_line() {
         let mut per_key = BTreeMap::new();
         per_key.insert(
-            StatsKey {
-                tid: 5,
-                nr: STATS_NR_FAULTS[0],
-            },
+            key(5, 0, STATS_NR_FAULTS[0]),
             SyscallStats {
                 calls: 48,
                 ..Default::default()
             },
         );
         per_key.insert(
-            StatsKey {
-                tid: 5,
-                nr: STATS_NR_FAULTS[1],
-            },
+            key(5, 0, STATS_NR_FAULTS[1]),
             SyscallStats {
                 calls: 2,
                 ..Default::default()
             },
         );
         per_key.insert(
-            StatsKey {
-                tid: 6,
-                nr: STATS_NR_FAULTS[0],
-            },
+            key(6, 0, STATS_NR_FAULTS[0]),
             SyscallStats {
                 calls: 50,
                 ..Default::default()
             },
         );
-        let sections = sections(per_key, BTreeMap::new(), false, |tid| {
+        let sections = sections(per_key, BTreeMap::new(), false, |task| {
             let mut c = [0; 16];
-            c[..4].copy_from_slice(if tid == 5 { b"true" } else { b"cat\0" });
+            c[..4].copy_from_slice(if task.tid == 5 { b"true" } else { b"cat\0" });
             c
         });
         assert!(

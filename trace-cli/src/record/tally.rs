@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 use trace_common::{
     SyscallRecord,
     record::{KIND_SYSCALL, REC_PENDING},
-    stats::{StatsKey, SyscallStats},
+    stats::{StatsKey, SyscallStats, TaskKey},
 };
 
 use crate::{
@@ -22,7 +22,7 @@ use crate::{
 pub struct Tally {
     total: bool,
     per_key: BTreeMap<StatsKey, SyscallStats>,
-    errnos: BTreeMap<(u32, u32), BTreeMap<u32, u64>>,
+    errnos: BTreeMap<(TaskKey, u32), BTreeMap<u32, u64>>,
     comms: FxHashMap<u32, [u8; 16]>,
 }
 
@@ -38,9 +38,15 @@ impl Tally {
         if rec.kind != KIND_SYSCALL || rec.flags & REC_PENDING != 0 {
             return;
         }
+        // A record carries no start time: a tid reused within one recording shares
+        // its section.
         let key = StatsKey {
-            tid: if self.total { 0 } else { rec.tid },
+            task: TaskKey {
+                tid: if self.total { 0 } else { rec.tid },
+                ..TaskKey::default()
+            },
             nr: rec.nr,
+            _pad: 0,
         };
         let failed = rec.has_exit() && (-4095..0).contains(&rec.ret);
         match (rec.has_entry(), rec.has_exit()) {
@@ -61,7 +67,7 @@ impl Tally {
         if failed {
             *self
                 .errnos
-                .entry((key.tid, key.nr))
+                .entry((key.task, key.nr))
                 .or_default()
                 .entry((-rec.ret) as u32)
                 .or_default() += 1;
@@ -80,8 +86,8 @@ impl Tally {
             .map(|(k, v)| (k, v.into_iter().collect()))
             .collect();
         let comms = self.comms;
-        crate::output::summary::sections(self.per_key, errnos, self.total, |tid| {
-            comms.get(&tid).copied().unwrap_or([0; 16])
+        crate::output::summary::sections(self.per_key, errnos, self.total, |task| {
+            comms.get(&task.tid).copied().unwrap_or([0; 16])
         })
     }
 }
