@@ -6,6 +6,7 @@ mod docs;
 mod fidelity;
 mod run;
 mod setup;
+mod soak;
 mod test;
 mod vm;
 
@@ -54,6 +55,18 @@ enum Task {
         verbose: bool,
         /// Only these programs of the corpus (by name).
         only: Vec<String>,
+    },
+    /// Whether rtrace stays flat over a long system-wide trace (as root, minutes long,
+    /// not in CI): -a, -a -s, -a -F all and -a --call-graph fp beside a churn of processes,
+    /// threads and a file written through a shared mapping; RSS, fds and BPF map entries
+    /// sampled, the curves written to BENCHMARKS.md.
+    Soak {
+        /// How long each mode runs.
+        #[arg(long, default_value_t = 120)]
+        seconds: u64,
+        /// How often rtrace is sampled.
+        #[arg(long, default_value_t = 10)]
+        every: u64,
     },
     /// Write shell completions (bash, zsh, fish) and the man page under target/doc-gen/.
     Docs,
@@ -122,6 +135,13 @@ fn real_main() -> Result<()> {
                     .code()
                     .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
             );
+        }
+        Task::Soak { seconds, every } => {
+            setup::setup()?;
+            soak::soak(soak::Options {
+                seconds,
+                every: every.max(1),
+            })
         }
         Task::Bench { calls, runs, only } => {
             setup::setup()?;

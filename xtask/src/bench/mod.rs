@@ -456,6 +456,13 @@ pub fn bench(o: Options) -> Result<()> {
     page.push_str("```\n");
     print!("{page}");
     let path = root.join("BENCHMARKS.md");
+    // The soak's section (cargo xtask soak) stays as it was.
+    let old = fs::read_to_string(&path).unwrap_or_default();
+    if let Some(soak) = crate::soak::section_of(&old) {
+        page.push('\n');
+        page.push_str(soak);
+        page.push('\n');
+    }
     fs::write(&path, page).with_context(|| format!("writing {}", path.display()))?;
     eprintln!("bench: written to {}", path.display());
     Ok(())
@@ -481,7 +488,7 @@ fn reader_bench(root: &Path) -> Result<String> {
         .collect())
 }
 
-fn git_head(root: &Path) -> String {
+pub fn git_head(root: &Path) -> String {
     Command::new("git")
         .current_dir(root)
         .args(["describe", "--always", "--dirty"])
