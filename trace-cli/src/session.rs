@@ -1,8 +1,9 @@
 //! One tracing session, start to end:
 //! load → attach fork/exit upkeep → fork the held workload → write pids_filtered and the
 //! targets → prune both maps → attach the syscall programs → release the workload →
-//! read the ring buffer until the workload exits, the targets are gone or a signal
-//! comes → final drain.
+//! read the ring buffer in batches until the workload exits, the targets are gone or a
+//! signal comes → detach the programs that write records → read what the ring still
+//! holds.
 
 use std::{
     io::{self, Write},
