@@ -18,6 +18,19 @@ pub struct Mapping {
     pub name: Arc<str>,
     /// When it was mapped (CLOCK_MONOTONIC ns; 0 for what was there at the start).
     pub since: u64,
+    /// The file mapped, as the kernel knew it then (none for memory with no file).
+    pub file: Option<FileId>,
+    /// Mapped executable: only code has symbols worth looking up. A data mapping (a
+    /// file written through a shared mapping, say) is named `dso@offset`, as perf does.
+    pub exec: bool,
+}
+
+/// A file by its device and inode: what a mapping holds even once its path names
+/// another file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FileId {
+    pub dev: u64,
+    pub ino: u64,
 }
 
 /// Mappings whose addresses perf shows as they are, not as offsets into a file: memory
@@ -172,10 +185,10 @@ impl AddressSpaces {
 pub fn parse_maps_line(line: &str) -> Option<Mapping> {
     let mut fields = line.split_ascii_whitespace();
     let (start, end) = fields.next()?.split_once('-')?;
-    let _perms = fields.next()?;
+    let perms = fields.next()?;
     let pgoff = fields.next()?;
-    let _dev = fields.next()?;
-    let _inode = fields.next()?;
+    let (major, minor) = fields.next()?.split_once(':')?;
+    let inode: u64 = fields.next()?.parse().ok()?;
     // The path may hold spaces: all that follows the inode's column.
     let rest: Vec<&str> = fields.collect();
     let name = if rest.is_empty() {
@@ -189,6 +202,14 @@ pub fn parse_maps_line(line: &str) -> Option<Mapping> {
         pgoff: u64::from_str_radix(pgoff, 16).ok()?,
         name: name.into(),
         since: 0,
+        file: (inode != 0).then_some(FileId {
+            dev: libc::makedev(
+                u32::from_str_radix(major, 16).ok()?,
+                u32::from_str_radix(minor, 16).ok()?,
+            ),
+            ino: inode,
+        }),
+        exec: perms.as_bytes().get(2) == Some(&b'x'),
     })
 }
 
@@ -203,6 +224,8 @@ mod tests {
             pgoff,
             name: name.into(),
             since,
+            file: None,
+            exec: true,
         }
     }
 
@@ -277,8 +300,18 @@ mod tests {
             (0x7f4392a8e000, 0x7f4392a91000, 0x2000)
         );
         assert_eq!(&*got.name, "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2");
+        assert_eq!(
+            got.file,
+            Some(FileId {
+                dev: libc::makedev(0xfe, 1),
+                ino: 1837
+            })
+        );
+        assert!(got.exec);
         let anon = parse_maps_line("7f4392a91000-7f4392a93000 rw-p 00000000 00:00 0 ").unwrap();
         assert_eq!(&*anon.name, "//anon");
+        assert_eq!(anon.file, None);
+        assert!(!anon.exec, "rw-p is data");
         let spaced = parse_maps_line("1000-2000 r--p 00000000 fe:01 9 /tmp/a b (deleted)").unwrap();
         assert_eq!(&*spaced.name, "/tmp/a b (deleted)");
         assert_eq!(parse_maps_line("garbage"), None);
