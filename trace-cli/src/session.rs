@@ -292,6 +292,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
             crate::symbols::resolve::Symbols::start(
                 &cpus,
                 processes_to_seed(&cfg, workload.as_ref()),
+                matches!(cfg.targets, Targets::System { .. }),
             )
             .map_err(io_err("opening the memory-map records (perf_event_open)"))?,
         )

@@ -391,3 +391,64 @@ fn bad_fault_kinds_and_recording_faults_are_refused() {
     );
     assert!(!Path::new(&out).exists(), "{r}");
 }
+
+/// Writes every page of a new file through a shared mapping, as a linker writes its
+/// output, for about two seconds.
+const SHARED_WRITER: &str = r#"
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int main(int argc, char **argv) {
+    long page = sysconf(_SC_PAGESIZE);
+    size_t len = 2048 * page;
+    int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || ftruncate(fd, len))
+        return 1;
+    char *p = mmap(0, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED)
+        return 1;
+    for (size_t o = 0; o < len; o += page) {
+        p[o] = 1;
+        usleep(1000);
+    }
+    return 0;
+}
+"#;
+
+/// Each write to the file changes it; naming the faults must not open it again each
+/// time (rtrace kept one descriptor per read of it, hundreds a second, never closed).
+#[test]
+fn a_file_written_through_a_shared_mapping_is_not_opened_again_and_again() {
+    let tag = "a_file_written_through_a_shared_mapping_is_not_opened_again_and_again";
+    if !bpf_ready(tag) {
+        return;
+    }
+    let dir = scratch_dir(tag);
+    let (cc, bin) = compile_c(&dir, "writer", SHARED_WRITER, &["-O1"]);
+    assert_eq!(cc.code(), Some(0), "{cc}");
+    let fds = |pid: u32| fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, |d| d.count());
+    let mut cmd = rtrace();
+    cmd.args(["-v", "-F", "all", "-o"])
+        .arg(dir.join("out"))
+        .arg("--")
+        .arg(&bin)
+        .arg(dir.join("written"));
+    let mut t = Tracer::start_cmd(cmd);
+    let pid = t.pid();
+    let first = fds(pid);
+    let mut most = first;
+    while !t.exited() {
+        most = most.max(fds(pid));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let r = t.wait(LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let out = fs::read_to_string(dir.join("out")).unwrap();
+    let written = out.lines().filter(|l| l.contains("written@")).count();
+    assert!(written >= 1000, "{written} faults on the file shown:\n{r}");
+    assert!(
+        most <= first + 8,
+        "rtrace's descriptors went from {first} to {most} while it named {written} faults on a file being written"
+    );
+}

@@ -1,8 +1,15 @@
-//! The kernel's memory-map records for every task, as perf records them beside its
-//! samples: one "dummy" software perf event per CPU that counts nothing but writes
-//! a record for each mmap (code and data), exec, fork and exit into its own ring,
-//! timed on CLOCK_MONOTONIC like the eBPF programs' records. rtrace reads these rings
-//! itself (aya reads only BPF maps): no wake-ups, read when a record must be named.
+//! The kernel's memory-map records, as perf records them beside its samples: "dummy"
+//! software perf events that count nothing but write a record for each mmap (code
+//! and data), exec, fork and exit, timed on CLOCK_MONOTONIC like the eBPF programs'
+//! records. rtrace reads their rings itself (aya reads only BPF maps): no wake-ups,
+//! read when a record must be named.
+//!
+//! For a command or `-p`, as perf does, one event per target thread and CPU, inherited
+//! by the threads and children it makes: only the targets write records, so another
+//! busy process cannot fill the ring. The events of one CPU share one ring (the first
+//! one's; the others' output is sent there), so the rings' memory does not grow with
+//! the targets, only the descriptors do (threads × CPUs). For `-a`, and when a target
+//! has too many threads for that, one event per CPU for every task, with a larger ring.
 
 use std::{
     io,
@@ -13,20 +20,43 @@ use std::{
 };
 
 use aya_obj::generated::{
-    PERF_FLAG_FD_CLOEXEC, perf_event_attr, perf_event_mmap_page,
+    PERF_EVENT_IOC_SET_OUTPUT, PERF_FLAG_FD_CLOEXEC, perf_event_attr, perf_event_mmap_page,
     perf_event_sample_format::{PERF_SAMPLE_TID, PERF_SAMPLE_TIME},
     perf_sw_ids::PERF_COUNT_SW_DUMMY,
     perf_type_id::PERF_TYPE_SOFTWARE,
 };
 
-use crate::symbols::records::{self, MapEvent};
+use crate::{
+    pids::targets::threads_of,
+    symbols::records::{self, MapEvent},
+};
 
-/// Data pages per CPU (a power of two): 128 KiB, some thousand records between reads.
-const DATA_PAGES: usize = 32;
+/// Data pages per CPU (a power of two) when only the targets write: 128 KiB, some
+/// thousand records between reads.
+const TARGET_DATA_PAGES: usize = 32;
 
-/// One CPU's event and its ring: a metadata page, then the data pages.
+/// Data pages per CPU when every task writes (`-a`): 512 KiB, as a busy machine's
+/// processes start and map libraries faster than the targets alone.
+const EVERY_TASK_DATA_PAGES: usize = 128;
+
+/// Events opened at most for the targets (threads × CPUs, one descriptor each); past
+/// it, the events of every task are read instead and other processes' records dropped.
+pub const TARGET_EVENTS_MAX: usize = 4096;
+
+/// Whose records are written.
+#[derive(Clone, Copy, Debug)]
+pub enum Scope<'a> {
+    /// Every task (`-a`).
+    EveryTask,
+    /// These processes, their threads and their descendants.
+    Processes(&'a [u32]),
+}
+
+/// One CPU's ring: a metadata page, then the data pages; the event that owns it, and
+/// the events whose output goes there too.
 struct CpuRing {
     _fd: OwnedFd,
+    _more: Vec<OwnedFd>,
     base: NonNull<u8>,
     len: usize,
     data_size: u64,
@@ -39,7 +69,9 @@ impl Drop for CpuRing {
     }
 }
 
-fn open_cpu(cpu: u32, page: usize) -> io::Result<CpuRing> {
+/// The dummy event of task `tid` (with its children and threads), or of every task
+/// (`tid` -1), on `cpu`.
+fn open_event(tid: i32, cpu: u32) -> io::Result<OwnedFd> {
     // SAFETY: perf_event_attr is plain integers; all-zero is its default.
     let mut attr: perf_event_attr = unsafe { zeroed() };
     attr.size = size_of::<perf_event_attr>() as u32;
@@ -55,15 +87,19 @@ fn open_cpu(cpu: u32, page: usize) -> io::Result<CpuRing> {
     attr.set_task(1);
     attr.set_use_clockid(1);
     attr.clockid = libc::CLOCK_MONOTONIC;
+    // A target's new threads and children get the event too (a thread's mmap is
+    // written to its own events only).
+    attr.set_inherit(u64::from(tid != -1));
     // Wake no one: the ring is read when rtrace needs it, never polled.
     attr.set_watermark(1);
     attr.__bindgen_anon_2.wakeup_watermark = u32::MAX;
-    // SAFETY: a valid attr of the size it states; every task (-1) on `cpu`; no group.
+    // SAFETY: a valid attr of the size it states; `tid` or every task (-1) on `cpu`;
+    // no group.
     let ret = unsafe {
         libc::syscall(
             libc::SYS_perf_event_open,
             &attr as *const perf_event_attr,
-            -1,
+            tid as libc::c_int,
             cpu as libc::c_int,
             -1,
             PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
@@ -73,8 +109,12 @@ fn open_cpu(cpu: u32, page: usize) -> io::Result<CpuRing> {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: the syscall returned a new fd that nothing else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(ret as i32) };
-    let len = (DATA_PAGES + 1) * page;
+    Ok(unsafe { OwnedFd::from_raw_fd(ret as i32) })
+}
+
+/// Maps the ring of event `fd`, `pages` data pages.
+fn map_ring(fd: OwnedFd, page: usize, pages: usize) -> io::Result<CpuRing> {
+    let len = (pages + 1) * page;
     // SAFETY: mapping the event's ring, shared and writable (rtrace moves data_tail).
     let base = unsafe {
         libc::mmap(
@@ -91,10 +131,28 @@ fn open_cpu(cpu: u32, page: usize) -> io::Result<CpuRing> {
     }
     Ok(CpuRing {
         _fd: fd,
+        _more: Vec::new(),
         base: NonNull::new(base.cast()).ok_or_else(io::Error::last_os_error)?,
         len,
-        data_size: (DATA_PAGES * page) as u64,
+        data_size: (pages * page) as u64,
     })
+}
+
+/// Sends the records of event `fd` to the ring of `ring`'s event (same CPU).
+fn share_ring(ring: &mut CpuRing, fd: OwnedFd) -> io::Result<()> {
+    // SAFETY: both are perf event fds that live on; the ioctl takes the target's fd.
+    let ret = unsafe {
+        libc::ioctl(
+            fd.as_raw_fd(),
+            PERF_EVENT_IOC_SET_OUTPUT as _,
+            ring._fd.as_raw_fd(),
+        )
+    };
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    ring._more.push(fd);
+    Ok(())
 }
 
 impl CpuRing {
@@ -138,22 +196,67 @@ pub struct Sideband {
     rings: Vec<CpuRing>,
     page: usize,
     buf: Vec<u8>,
+    /// Every task writes, not only the targets: their records are to be picked out.
+    every_task: bool,
 }
 
 impl Sideband {
-    /// Opens the events on `cpus`; from now on every mmap, exec, fork and exit is kept.
-    pub fn open(cpus: &[u32]) -> io::Result<Self> {
+    /// Opens the events of `scope` on `cpus`; from now on every mmap, exec, fork and
+    /// exit of its tasks is kept.
+    pub fn open(cpus: &[u32], scope: Scope<'_>) -> io::Result<Self> {
         // SAFETY: no preconditions.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        let rings = cpus
-            .iter()
-            .map(|&cpu| open_cpu(cpu, page))
-            .collect::<io::Result<_>>()?;
+        let tids: Option<Vec<u32>> = match scope {
+            Scope::EveryTask => None,
+            Scope::Processes(pids) => {
+                let tids: Vec<u32> = pids
+                    .iter()
+                    .flat_map(|&p| threads_of(p).unwrap_or_else(|_| vec![p]))
+                    .collect();
+                (tids.len() * cpus.len() <= TARGET_EVENTS_MAX).then_some(tids)
+            }
+        };
+        let rings = match &tids {
+            Some(tids) => cpus
+                .iter()
+                .filter_map(|&cpu| Self::open_targets(tids, cpu, page).transpose())
+                .collect::<io::Result<_>>()?,
+            None => cpus
+                .iter()
+                .map(|&cpu| map_ring(open_event(-1, cpu)?, page, EVERY_TASK_DATA_PAGES))
+                .collect::<io::Result<_>>()?,
+        };
         Ok(Self {
             rings,
             page,
             buf: Vec::with_capacity(4096),
+            every_task: tids.is_none(),
         })
+    }
+
+    /// The events of `tids` on `cpu`, all written to one ring; none when every one of
+    /// those threads has exited already.
+    fn open_targets(tids: &[u32], cpu: u32, page: usize) -> io::Result<Option<CpuRing>> {
+        let mut ring: Option<CpuRing> = None;
+        for &tid in tids {
+            let fd = match open_event(tid as i32, cpu) {
+                Ok(fd) => fd,
+                // Gone since it was listed: it writes nothing more.
+                Err(e) if e.raw_os_error() == Some(libc::ESRCH) => continue,
+                Err(e) => return Err(e),
+            };
+            match &mut ring {
+                Some(r) => share_ring(r, fd)?,
+                None => ring = Some(map_ring(fd, page, TARGET_DATA_PAGES)?),
+            }
+        }
+        Ok(ring)
+    }
+
+    /// Every task's records are read, not only the targets' (`-a`, or too many
+    /// target threads): the caller keeps those it needs.
+    pub fn every_task(&self) -> bool {
+        self.every_task
     }
 
     /// Every record waiting on every CPU, oldest first.

@@ -3,6 +3,8 @@
 //! mappings over time, `records` decodes the kernel's memory-map records, `resolve`
 //! ties them to the kernel (the records' rings, `/proc`, kallsyms) and to blazesym.
 
+pub mod files;
+pub mod followed;
 pub mod records;
 pub mod resolve;
 pub mod spaces;

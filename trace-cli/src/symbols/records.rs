@@ -2,7 +2,7 @@
 //! `COMM` with its exec flag, `FORK`, `EXIT`, `LOST`), each followed by the task's ids
 //! and its time (`sample_id_all` with TID and TIME), decoded from their bytes. Pure.
 
-use super::spaces::Mapping;
+use super::spaces::{FileId, Mapping};
 
 const RECORD_LOST: u32 = 2;
 const RECORD_COMM: u32 = 3;
@@ -65,6 +65,12 @@ pub fn parse(b: &[u8]) -> Option<MapEvent> {
                     pgoff: u64_at(b, 32)?,
                     name: String::from_utf8_lossy(&name[..end]).into(),
                     since: time()?,
+                    file: Some(FileId {
+                        dev: libc::makedev(u32_at(b, 40)?, u32_at(b, 44)?),
+                        ino: u64_at(b, 48)?,
+                    })
+                    .filter(|f| f.ino != 0),
+                    exec: u32_at(b, 64)? & libc::PROT_EXEC as u32 != 0,
                 },
             })
         }
@@ -120,7 +126,10 @@ mod tests {
         for v in [0x7f00_0000_0000u64, 0x3000, 0x1000] {
             body.extend_from_slice(&v.to_ne_bytes());
         }
-        body.extend_from_slice(&[0; 24]); // maj, min, ino, generation
+        body.extend_from_slice(&8u32.to_ne_bytes()); // maj
+        body.extend_from_slice(&1u32.to_ne_bytes()); // min
+        body.extend_from_slice(&1837u64.to_ne_bytes()); // ino
+        body.extend_from_slice(&0u64.to_ne_bytes()); // generation
         body.extend_from_slice(&5u32.to_ne_bytes()); // prot
         body.extend_from_slice(&2u32.to_ne_bytes()); // flags
         body.extend_from_slice(b"/usr/lib/libc.so.6\0\0\0\0\0\0"); // padded to 8
@@ -135,6 +144,11 @@ mod tests {
                     pgoff: 0x1000,
                     name: "/usr/lib/libc.so.6".into(),
                     since: 123_456,
+                    file: Some(FileId {
+                        dev: libc::makedev(8, 1),
+                        ino: 1837
+                    }),
+                    exec: true,
                 }
             })
         );

@@ -1,15 +1,17 @@
 //! The [`Locate`] of a live trace: mappings from the kernel's memory-map records
 //! (`kernel::sideband`) and from `/proc/PID/maps` for the processes that were there at
 //! the start; symbols from each binary's ELF symbols and debug information (blazesym,
-//! which keeps each file it parsed) and from `/proc/kallsyms` for the kernel's code.
-//! Names found are kept per (file, offset), so that a hot address is looked up once.
+//! whose files `files` bounds) and from `/proc/kallsyms` for the kernel's code. Names
+//! found are kept per (file, offset), so that a hot address is looked up once; only
+//! executable mappings are looked up, data has no symbol perf would print.
 
-use std::sync::Arc;
+use std::{os::unix::fs::MetadataExt, sync::Arc};
 
 use blazesym::{
     MaybeDefault,
     symbolize::{
         Input, Symbolized, Symbolizer,
+        evict::{self, Evict},
         source::{Elf, Kernel, Source},
     },
 };
@@ -17,10 +19,15 @@ use rustc_hash::FxHashMap;
 
 use super::{
     Locate, Location,
+    files::{FileKey, HeldFiles},
+    followed::Followed,
     records::MapEvent,
-    spaces::{AddressSpaces, parse_maps_line},
+    spaces::{AddressSpaces, FileId, Mapping, parse_maps_line},
 };
-use crate::{decode::fd_table::monotonic_ns, kernel::sideband::Sideband};
+use crate::{
+    decode::fd_table::monotonic_ns,
+    kernel::sideband::{Scope, Sideband},
+};
 
 type Sym = Option<(Arc<str>, u64)>;
 
@@ -29,6 +36,8 @@ const CACHE_MAX: usize = 1 << 16;
 
 pub struct Symbols {
     sideband: Sideband,
+    /// The targets' records, when the kernel writes every task's but not all are traced.
+    followed: Option<Followed>,
     spaces: AddressSpaces,
     /// The records drained, reused.
     events: Vec<MapEvent>,
@@ -36,17 +45,28 @@ pub struct Symbols {
     synced_at: u64,
     /// Memory-map records the kernel could not write (its ring was full).
     lost: u64,
+    /// Never reloads a file by itself: `files` says when (see [`HeldFiles`]).
     symbolizer: Symbolizer,
+    files: HeldFiles,
     kernel: Source<'static>,
-    names: FxHashMap<(Arc<str>, u64), Sym>,
+    names: FxHashMap<(FileId, u64), Sym>,
     kernel_names: FxHashMap<u64, Sym>,
 }
 
 impl Symbols {
-    /// Starts keeping every process's mappings (`cpus`: every online CPU), then reads
-    /// the current mappings of `pids` (the targets that exist already).
-    pub fn start(cpus: &[u32], pids: impl IntoIterator<Item = u32>) -> std::io::Result<Self> {
-        let sideband = Sideband::open(cpus)?;
+    /// Starts keeping the mappings of `pids` (the targets that exist already, a held
+    /// command's included) and of the processes they start, or of every process
+    /// (`every_task`: `-a`), on `cpus` (every online CPU); then reads the current
+    /// mappings of `pids`.
+    pub fn start(cpus: &[u32], pids: Vec<u32>, every_task: bool) -> std::io::Result<Self> {
+        let scope = if every_task {
+            Scope::EveryTask
+        } else {
+            Scope::Processes(&pids)
+        };
+        let sideband = Sideband::open(cpus, scope)?;
+        let followed =
+            (sideband.every_task() && !every_task).then(|| Followed::new(pids.iter().copied()));
         let mut spaces = AddressSpaces::default();
         for pid in pids {
             if let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/maps")) {
@@ -55,11 +75,13 @@ impl Symbols {
         }
         Ok(Self {
             sideband,
+            followed,
             spaces,
             events: Vec::new(),
             synced_at: 0,
             lost: 0,
-            symbolizer: Symbolizer::new(),
+            symbolizer: Symbolizer::builder().enable_auto_reload(false).build(),
+            files: HeldFiles::default(),
             kernel: Source::Kernel(Kernel {
                 kallsyms: MaybeDefault::Default,
                 // No search for a vmlinux image: kallsyms names what perf names.
@@ -79,6 +101,11 @@ impl Symbols {
         self.events.clear();
         self.sideband.drain(&mut self.events);
         for ev in self.events.drain(..) {
+            if let Some(f) = &mut self.followed
+                && !f.keep(&ev)
+            {
+                continue;
+            }
             match ev {
                 MapEvent::Mapped { pid, mapping } => self.spaces.mapped(pid, mapping),
                 MapEvent::Exec { pid, time } => self.spaces.exec(pid, time),
@@ -92,6 +119,27 @@ impl Symbols {
             }
         }
         self.spaces.forget_old();
+    }
+
+    /// The symbol at `offset` of the file `m` maps, if the path still names that file.
+    fn file_symbol(&mut self, m: &Mapping, file: FileId, offset: u64) -> Sym {
+        let meta = std::fs::metadata(&*m.name).ok()?;
+        if (meta.dev(), meta.ino()) != (file.dev, file.ino) {
+            // Deleted or replaced since it was mapped: its path reads another file.
+            return None;
+        }
+        let key = FileKey {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+        };
+        for path in self.files.admit(&m.name, key, monotonic_ns()).drop {
+            // Closes the file and unmaps what was parsed of it.
+            let _ = self.symbolizer.evict(&Evict::Elf(evict::Elf::new(&*path)));
+        }
+        let src = Source::Elf(Elf::new(&*m.name));
+        Self::symbol(&self.symbolizer, &src, Input::FileOffset(offset))
     }
 
     fn symbol(symbolizer: &Symbolizer, src: &Source<'_>, input: Input<u64>) -> Sym {
@@ -133,20 +181,22 @@ impl Locate for Symbols {
         };
         let offset = m.offset_of(addr);
         let name = m.name.clone();
-        let sym = if m.has_file() {
-            if self.names.len() > CACHE_MAX {
-                self.names.clear();
+        let sym = match m.file {
+            Some(file) if m.exec && m.has_file() => {
+                if self.names.len() > CACHE_MAX {
+                    self.names.clear();
+                }
+                match self.names.get(&(file, offset)) {
+                    Some(sym) => sym.clone(),
+                    None => {
+                        let m = m.clone();
+                        let sym = self.file_symbol(&m, file, offset);
+                        self.names.insert((file, offset), sym.clone());
+                        sym
+                    }
+                }
             }
-            let symbolizer = &self.symbolizer;
-            self.names
-                .entry((name.clone(), offset))
-                .or_insert_with(|| {
-                    let src = Source::Elf(Elf::new(&*name));
-                    Self::symbol(symbolizer, &src, Input::FileOffset(offset))
-                })
-                .clone()
-        } else {
-            None
+            _ => None,
         };
         Location {
             map: Some((name, offset)),

@@ -4,7 +4,7 @@
 //! the moment of a fault or a call, after the process changed its mappings, exec'd
 //! or exited. Pure: the session feeds it; nothing here reads the kernel.
 
-use std::sync::Arc;
+use std::{collections::BTreeMap, sync::Arc};
 
 use rustc_hash::FxHashMap;
 
@@ -18,6 +18,19 @@ pub struct Mapping {
     pub name: Arc<str>,
     /// When it was mapped (CLOCK_MONOTONIC ns; 0 for what was there at the start).
     pub since: u64,
+    /// The file mapped, as the kernel knew it then (none for memory with no file).
+    pub file: Option<FileId>,
+    /// Mapped executable: only code has symbols worth looking up. A data mapping (a
+    /// file written through a shared mapping, say) is named `dso@offset`, as perf does.
+    pub exec: bool,
+}
+
+/// A file by its device and inode: what a mapping holds even once its path names
+/// another file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FileId {
+    pub dev: u64,
+    pub ino: u64,
 }
 
 /// Mappings whose addresses perf shows as they are, not as offsets into a file: memory
@@ -67,12 +80,18 @@ struct Space {
 /// what it did before are read from the ring that long after, at most.
 pub const KEEP_NS: u64 = 10_000_000_000;
 
+/// How often, in the records' time, what is old is looked for: the look goes through
+/// every mapping kept.
+const SWEEP_NS: u64 = 1_000_000_000;
+
 /// Every process's mappings over time, by pid (rtrace's pid namespace).
 #[derive(Debug, Default)]
 pub struct AddressSpaces {
     spaces: FxHashMap<u32, Space>,
     /// The newest time fed, for forgetting what is old.
     newest: u64,
+    /// The `before` of the last sweep.
+    swept_to: u64,
 }
 
 impl AddressSpaces {
@@ -146,12 +165,16 @@ impl AddressSpaces {
             .find(|m| m.since <= time && m.start <= addr && addr < m.end)
     }
 
-    /// Forgets the programs replaced and the processes ended more than [`KEEP_NS`]
-    /// before the newest time fed.
+    /// Forgets the programs replaced, the processes ended and the mappings mapped over
+    /// more than [`KEEP_NS`] before the newest time fed (at most once every [`SWEEP_NS`]).
     pub fn forget_old(&mut self) {
         let Some(before) = self.newest.checked_sub(KEEP_NS) else {
             return;
         };
+        if before < self.swept_to.saturating_add(SWEEP_NS) && self.swept_to != 0 {
+            return;
+        }
+        self.swept_to = before.max(1);
         self.spaces
             .retain(|_, s| s.ended.is_none_or(|t| t >= before));
         for s in self.spaces.values_mut() {
@@ -160,7 +183,19 @@ impl AddressSpaces {
             if old > 1 {
                 s.images.drain(..old - 1);
             }
+            for image in &mut s.images {
+                drop_mapped_over(&mut image.maps, before);
+            }
         }
+    }
+
+    /// Mappings kept, all processes together.
+    pub fn mappings(&self) -> usize {
+        self.spaces
+            .values()
+            .flat_map(|s| &s.images)
+            .map(|i| i.maps.len())
+            .sum()
     }
 
     pub fn processes(&self) -> usize {
@@ -168,14 +203,62 @@ impl AddressSpaces {
     }
 }
 
+/// Drops the mappings that later ones, all mapped before `before`, cover entirely: a
+/// time from `before` on finds those later ones first. A process that maps the same
+/// place again and again (a linker's output, an allocator's arenas) keeps one.
+fn drop_mapped_over(maps: &mut Vec<Mapping>, before: u64) {
+    let mut over = Cover::default();
+    let mut keep = vec![true; maps.len()];
+    // Newest first: `over` is what the mappings after the one looked at cover.
+    for (i, m) in maps.iter().enumerate().rev() {
+        if over.covers(m.start, m.end) {
+            keep[i] = false;
+        } else if m.since < before {
+            over.add(m.start, m.end);
+        }
+    }
+    let mut keep = keep.into_iter();
+    maps.retain(|_| keep.next().unwrap_or(true));
+}
+
+/// A union of address ranges `[start, end)`, kept merged: start → end.
+#[derive(Debug, Default)]
+struct Cover(BTreeMap<u64, u64>);
+
+impl Cover {
+    fn covers(&self, start: u64, end: u64) -> bool {
+        self.0
+            .range(..=start)
+            .next_back()
+            .is_some_and(|(_, &e)| e >= end)
+    }
+
+    fn add(&mut self, mut start: u64, mut end: u64) {
+        // Every range that overlaps or touches [start, end) joins it.
+        let joined: Vec<(u64, u64)> = self
+            .0
+            .range(..=end)
+            .rev()
+            .take_while(|(_, e)| **e >= start)
+            .map(|(&s, &e)| (s, e))
+            .collect();
+        for (s, e) in joined {
+            self.0.remove(&s);
+            start = start.min(s);
+            end = end.max(e);
+        }
+        self.0.insert(start, end);
+    }
+}
+
 /// One line of `/proc/PID/maps` (`start-end perms offset dev inode [path]`).
 pub fn parse_maps_line(line: &str) -> Option<Mapping> {
     let mut fields = line.split_ascii_whitespace();
     let (start, end) = fields.next()?.split_once('-')?;
-    let _perms = fields.next()?;
+    let perms = fields.next()?;
     let pgoff = fields.next()?;
-    let _dev = fields.next()?;
-    let _inode = fields.next()?;
+    let (major, minor) = fields.next()?.split_once(':')?;
+    let inode: u64 = fields.next()?.parse().ok()?;
     // The path may hold spaces: all that follows the inode's column.
     let rest: Vec<&str> = fields.collect();
     let name = if rest.is_empty() {
@@ -189,6 +272,14 @@ pub fn parse_maps_line(line: &str) -> Option<Mapping> {
         pgoff: u64::from_str_radix(pgoff, 16).ok()?,
         name: name.into(),
         since: 0,
+        file: (inode != 0).then_some(FileId {
+            dev: libc::makedev(
+                u32::from_str_radix(major, 16).ok()?,
+                u32::from_str_radix(minor, 16).ok()?,
+            ),
+            ino: inode,
+        }),
+        exec: perms.as_bytes().get(2) == Some(&b'x'),
     })
 }
 
@@ -203,6 +294,8 @@ mod tests {
             pgoff,
             name: name.into(),
             since,
+            file: None,
+            exec: true,
         }
     }
 
@@ -269,6 +362,38 @@ mod tests {
     }
 
     #[test]
+    fn a_place_mapped_again_and_again_keeps_one_mapping() {
+        let mut s = AddressSpaces::default();
+        s.mapped(5, m(0x1000, 0x2000, 0, "/lib/libc.so", 1));
+        for i in 0..1000 {
+            s.mapped(5, m(0x10000, 0x20000, 0, "/tmp/out", 10 + i));
+            // Half of it mapped again over the whole, then the rest.
+            s.mapped(5, m(0x10000, 0x18000, 0, "/tmp/part", 10 + i));
+            s.mapped(5, m(0x18000, 0x20000, 0x8000, "/tmp/part", 10 + i));
+        }
+        assert_eq!(s.mappings(), 3001);
+        s.mapped(6, m(0, 1, 0, "/bin/x", 2000 + KEEP_NS));
+        s.forget_old();
+        assert_eq!(
+            s.mappings(),
+            1 + 2 + 1,
+            "libc, the newest two parts, /bin/x"
+        );
+        assert_eq!(&*s.find(5, 2000, 0x1800).unwrap().name, "/lib/libc.so");
+        assert_eq!(&*s.find(5, 2000, 0x10800).unwrap().name, "/tmp/part");
+        assert_eq!(s.find(5, 2000, 0x20000), None);
+
+        let mut c = Cover::default();
+        c.add(10, 20);
+        c.add(30, 40);
+        assert!(!c.covers(15, 35));
+        c.add(20, 30);
+        assert!(c.covers(10, 40));
+        assert!(!c.covers(5, 15));
+        assert_eq!(c.0.len(), 1);
+    }
+
+    #[test]
     fn proc_maps_lines() {
         let l = "7f4392a8e000-7f4392a91000 r-xp 00002000 fe:01 1837   /usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2";
         let got = parse_maps_line(l).unwrap();
@@ -277,8 +402,18 @@ mod tests {
             (0x7f4392a8e000, 0x7f4392a91000, 0x2000)
         );
         assert_eq!(&*got.name, "/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2");
+        assert_eq!(
+            got.file,
+            Some(FileId {
+                dev: libc::makedev(0xfe, 1),
+                ino: 1837
+            })
+        );
+        assert!(got.exec);
         let anon = parse_maps_line("7f4392a91000-7f4392a93000 rw-p 00000000 00:00 0 ").unwrap();
         assert_eq!(&*anon.name, "//anon");
+        assert_eq!(anon.file, None);
+        assert!(!anon.exec, "rw-p is data");
         let spaced = parse_maps_line("1000-2000 r--p 00000000 fe:01 9 /tmp/a b (deleted)").unwrap();
         assert_eq!(&*spaced.name, "/tmp/a b (deleted)");
         assert_eq!(parse_maps_line("garbage"), None);
