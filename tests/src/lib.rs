@@ -296,7 +296,12 @@ impl Tracer {
         Self::start_cmd(cmd)
     }
 
-    pub fn start_cmd(mut cmd: Command) -> Tracer {
+    pub fn start_cmd(cmd: Command) -> Tracer {
+        Self::start_until(cmd, TRACING_STARTED)
+    }
+
+    /// Starts `cmd` and waits until its stderr holds `marker`.
+    pub fn start_until(mut cmd: Command, marker: &str) -> Tracer {
         use std::io::BufRead;
         let desc = describe(&cmd);
         let mut child = cmd
@@ -322,9 +327,7 @@ impl Tracer {
             stderr,
             reader: Some(reader),
         };
-        let started = wait_for(Duration::from_secs(30), || {
-            t.stderr().contains(TRACING_STARTED)
-        });
+        let started = wait_for(Duration::from_secs(30), || t.stderr().contains(marker));
         assert!(started, "rtrace did not start: {}\n{}", t.desc, t.stderr());
         t
     }

@@ -223,10 +223,20 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         cfg.output.as_deref().unwrap_or("".as_ref())
     )))?;
 
-    // The command is forked first, as perf does, while rtrace holds no BPF object and
-    // no signal handler of its own: the held child inherits neither.
+    // Start-up takes a while (seconds in an emulated kernel): a stop asked for meanwhile
+    // ends it between its steps, before the command runs.
+    let ended_by = |sig: i32, workload: bool| if workload { 128 + sig } else { 0 };
+    if let Some(sig) = crate::signals::early() {
+        return Ok(ended_by(sig, argv.is_some()));
+    }
+    // The command is forked first, as perf does, while rtrace holds no BPF object (and
+    // the child puts the stopping signals back as rtrace found them).
     let mut workload = argv.map(|a| Workload::spawn_held(a)).transpose()?;
     let mut bpf = loader::load(&settings)?;
+    if let Some(sig) = crate::signals::early() {
+        // Dropping the held command makes it exit without running.
+        return Ok(ended_by(sig, workload.is_some()));
+    }
     let bpf_log = bpf_log::open(&mut bpf, cfg.verbose).map_err(|e| SessionError::Io {
         what: "opening the programs' log".into(),
         source: io::Error::other(e),

@@ -11,8 +11,8 @@ use std::{
 };
 
 use rtrace_tests::{
-    Bg, bpf_ready, compile_c, parse_line, process_running as running, rtrace, run, scratch_dir,
-    wait_output,
+    Bg, Tracer, bpf_ready, compile_c, parse_line, process_running as running, rtrace, run,
+    scratch_dir, wait_output,
 };
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -44,21 +44,24 @@ fn a_system_wide_trace_ends_with_its_command_while_the_reader_is_behind() {
     let dir = scratch_dir("storm");
     let (cc, storm) = compile_c(&dir, "storm", STORM, &["-O2", "-pthread"]);
     assert!(cc.status.success(), "{cc}");
-    let _storm = Bg::spawn(&storm, &[]);
     // The reader of a debug build falls behind such a storm at once and never catches
     // up: before, it drained until the ring was empty before it looked at the
-    // command's exit, and never ended. The command notes when it ends.
+    // command's exit, and never ended. The storm starts once tracing has (in an
+    // emulated kernel it would starve rtrace's start-up); the command notes when it
+    // ends.
     let end_file = dir.join("end");
-    let script = format!("sleep 1; date +%s.%N > {}", end_file.display());
-    let r = run(
-        rtrace().args(["-a", "-o", "/dev/null", "--", "sh", "-c", &script]),
-        LIMIT,
-    );
+    let script = format!("sleep 3; date +%s.%N > {}", end_file.display());
+    let mut cmd = rtrace();
+    cmd.args(["-v", "-a", "-o", "/dev/null", "--", "sh", "-c", &script]);
+    let t = Tracer::start_cmd(cmd);
+    let _storm = Bg::spawn(&storm, &[]);
+    let r = t.wait(LIMIT);
     let ended = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs_f64();
     assert_eq!(r.code(), Some(0), "{r}");
+    assert!(end_file.exists(), "the command did not end{r}");
     let command_ended: f64 = std::fs::read_to_string(&end_file)
         .unwrap()
         .trim()
@@ -132,20 +135,17 @@ fn sigint_inherited_ignored_still_stops_rtrace_while_it_starts() {
     }
 }
 
-/// Starts rtrace with `args`, sends `sig` once it is `after` into its run, and returns
-/// how it ended and how long after the signal.
+/// Starts `rtrace -v ARGS`, waits until it has written its maps (the last step before
+/// -D's wait), sends `sig` `after` that, and returns how rtrace ended and how long
+/// after the signal.
 fn stopped_after(args: &[&str], after: Duration, sig: i32) -> (rtrace_tests::Run, Duration) {
-    let child = rtrace()
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut cmd = rtrace();
+    cmd.arg("-v").args(args);
+    let t = Tracer::start_until(cmd, "rtrace: pruned pids_to_trace");
     thread::sleep(after);
     let sent = Instant::now();
-    signal(child.id(), sig);
-    let r = wait_output(child, format!("rtrace {}", args.join(" ")), LIMIT);
+    signal(t.pid(), sig);
+    let r = t.wait(LIMIT);
     (r, sent.elapsed())
 }
 
@@ -154,13 +154,12 @@ fn a_stop_during_the_delay_ends_the_session_at_once() {
     if !bpf_ready("a_stop_during_the_delay_ends_the_session_at_once") {
         return;
     }
-    // 1.5 s in: start-up is over (here; in an emulated kernel it may not be, and a
-    // stop then must work as well), the 10 s delay is not.
+    // Half a second into the 10 s delay.
     for sig in [libc::SIGTERM, libc::SIGINT] {
         let length = format!("30.{sig}");
         let (r, took) = stopped_after(
             &["-D", "10000", "--", "sleep", &length],
-            Duration::from_millis(1500),
+            Duration::from_millis(500),
             sig,
         );
         // Before, the delay ran out first: 8.8 s later.
@@ -174,7 +173,7 @@ fn a_stop_during_the_delay_ends_the_session_at_once() {
     // A delay too long for any clock still yields to a stop (before: only SIGKILL).
     let (r, took) = stopped_after(
         &["-D", "4294967296", "--", "sleep", "30.5"],
-        Duration::from_millis(1500),
+        Duration::from_millis(500),
         libc::SIGTERM,
     );
     assert!(took < Duration::from_secs(3), "took {took:?}{r}");
