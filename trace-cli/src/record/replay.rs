@@ -255,3 +255,114 @@ impl<'c, R: BufRead> Replay<'c, R> {
         Ok(end?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use trace_common::record::{KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT, SYSCALL_RECORD_SIZE};
+
+    use super::*;
+    use crate::{
+        cli::Args,
+        record::file::{Header, write_header, write_item},
+    };
+
+    fn cfg(extra: &[&str]) -> Config {
+        let mut argv = vec!["rtrace", "-i", "f"];
+        argv.extend_from_slice(extra);
+        crate::config::resolve(Args::try_parse_from(argv).unwrap(), |_| false).unwrap()
+    }
+
+    /// A finished getpid of task 7.
+    fn getpid(at_ns: u64) -> Vec<u8> {
+        let rec = SyscallRecord {
+            kind: KIND_SYSCALL,
+            flags: REC_HAS_ENTRY | REC_HAS_EXIT,
+            nr: syscalls::Sysno::getpid as u32,
+            tid: 7,
+            pid: 7,
+            enter_ns: at_ns,
+            exit_ns: at_ns + 1000,
+            args: [0; 6],
+            ret: 7,
+            comm: *b"app\0\0\0\0\0\0\0\0\0\0\0\0\0",
+            aug_len: [0; 2],
+            aug_arg: [trace_common::augment::AUG_NO_ARG; 2],
+            aug_cut: [0; 2],
+        };
+        // SAFETY: SyscallRecord is plain integers and byte arrays without padding
+        // (trace-common asserts its size), so its bytes may be read as bytes.
+        unsafe { std::slice::from_raw_parts((&raw const rec).cast::<u8>(), SYSCALL_RECORD_SIZE) }
+            .to_vec()
+    }
+
+    /// A file of `n` getpid records.
+    fn file(n: u64) -> Vec<u8> {
+        let header = Header {
+            kernel: "6.18.0".into(),
+            machine: std::env::consts::ARCH.into(),
+            selection: None,
+            formats: Default::default(),
+            events: Vec::new(),
+            seeds: Vec::new(),
+            names_pids: true,
+        };
+        let mut bytes = Vec::new();
+        write_header(&mut bytes, &header).unwrap();
+        for i in 0..n {
+            write_item(&mut bytes, &getpid(1_000_000 * (i + 1))).unwrap();
+        }
+        bytes
+    }
+
+    /// The lines printed and how the replay ended.
+    fn run(cfg: &Config, bytes: &[u8]) -> (usize, Result<(), String>) {
+        let replay = Replay::start(cfg, Reader::new(bytes, "f")).map_err(|e| e.to_string());
+        let mut out = Vec::new();
+        let end = replay.and_then(|r| r.run(&mut out).map_err(|e| e.to_string()));
+        let text = String::from_utf8(out).unwrap();
+        (text.lines().filter(|l| l.contains("getpid")).count(), end)
+    }
+
+    #[test]
+    fn a_whole_file_replays_cleanly() {
+        assert_eq!(run(&cfg(&[]), &file(3)), (3, Ok(())));
+    }
+
+    #[test]
+    fn a_cut_record_shows_those_before_then_says_where() {
+        let mut bytes = file(2);
+        let third = getpid(3_000_000);
+        write_item(&mut bytes, &third).unwrap();
+        bytes.truncate(bytes.len() - 10);
+        assert_eq!(
+            run(&cfg(&[]), &bytes),
+            (
+                2,
+                Err(format!(
+                    "f is cut short after 2 records (inside record 3: {} of its {} bytes)",
+                    third.len() - 10,
+                    third.len()
+                ))
+            )
+        );
+        // The summary still counts the whole ones.
+        let summary = cfg(&["-s"]);
+        let replay = Replay::start(&summary, Reader::new(&bytes[..], "f")).unwrap();
+        let mut out = Vec::new();
+        assert!(replay.run(&mut out).is_err());
+        assert!(String::from_utf8(out).unwrap().contains("getpid"));
+    }
+
+    #[test]
+    fn a_huge_length_ends_the_replay_with_an_error() {
+        let mut bytes = file(1);
+        bytes.extend_from_slice(&[0xff; 64]);
+        let (lines, end) = run(&cfg(&[]), &bytes);
+        assert_eq!(lines, 1);
+        assert!(
+            end.unwrap_err()
+                .starts_with("f is damaged after 1 records: record 2 claims 4294967295 bytes")
+        );
+    }
+}
