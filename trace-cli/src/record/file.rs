@@ -122,6 +122,13 @@ pub struct Header {
 pub fn write_header(out: &mut impl Write, header: &Header) -> io::Result<()> {
     writeln!(out, "{MAGIC}")?;
     let json = serde_json::to_vec(header).map_err(io::Error::other)?;
+    // What the reader would refuse is not written.
+    if json.len() > MAX_HEADER {
+        return Err(io::Error::other(format!(
+            "the header is {} bytes, more than the {MAX_HEADER} a reader accepts",
+            json.len()
+        )));
+    }
     out.write_all(&(json.len() as u32).to_le_bytes())?;
     out.write_all(&json)
 }
@@ -460,6 +467,15 @@ mod tests {
                 "f is cut short after 0 records (inside its header: 2 of its {MAX_HEADER} bytes)"
             )
         );
+    }
+
+    #[test]
+    fn a_header_past_the_bound_is_not_written() {
+        let mut big = header();
+        big.formats.insert("huge".into(), "x".repeat(MAX_HEADER));
+        let mut bytes = Vec::new();
+        let e = write_header(&mut bytes, &big).unwrap_err();
+        assert!(e.to_string().starts_with("the header is "), "{e}");
     }
 
     #[test]
