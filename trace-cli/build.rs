@@ -36,6 +36,9 @@ fn main() -> anyhow::Result<()> {
     // warning; a quiet nested cargo still reports its errors and real warnings.
     // SAFETY: the build script is single-threaded; nothing reads the environment at once.
     unsafe { std::env::set_var("CARGO_TERM_QUIET", "true") };
+    // Under cargo-fuzz (fuzz/) RUSTFLAGS carries the sanitizer flags; they do not reach
+    // the eBPF build, as aya-build gives its nested cargo CARGO_ENCODED_RUSTFLAGS, which
+    // cargo takes over RUSTFLAGS.
     aya_build::build_ebpf(
         [Package {
             name: "trace-ebpf",

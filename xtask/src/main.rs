@@ -1,9 +1,10 @@
-//! rtrace's task runner: `cargo xtask <setup|trace|test>`.
+//! rtrace's task runner: `cargo xtask <setup|trace|test|fuzz|…>`.
 
 mod bench;
 mod container;
 mod docs;
 mod fidelity;
+mod fuzz;
 mod run;
 mod setup;
 mod soak;
@@ -68,6 +69,13 @@ enum Task {
         #[arg(long, default_value_t = 10)]
         every: u64,
     },
+    /// Fuzz the record-file reader (`rtrace -i`) with cargo-fuzz on nightly, with
+    /// libFuzzer's memory limits; installs cargo-fuzz when missing.
+    Fuzz {
+        /// How long to run.
+        #[arg(long, default_value_t = 60)]
+        seconds: u64,
+    },
     /// Write shell completions (bash, zsh, fish) and the man page under target/doc-gen/.
     Docs,
     /// Set up, then run formatting and lint checks, unit tests and the root integration tests;
@@ -118,6 +126,10 @@ fn real_main() -> Result<()> {
         } => {
             setup::setup()?;
             fidelity::fidelity(quick, &only, verbose)
+        }
+        Task::Fuzz { seconds } => {
+            setup::setup()?;
+            fuzz::fuzz(seconds)
         }
         Task::Docs => docs::generate(std::path::Path::new("target/doc-gen")),
         Task::Trace { args } => {

@@ -1,5 +1,6 @@
-//! `cargo xtask test`: lint, unit tests, then the integration tests that run the real
-//! `rtrace` binary as root, one at a time (they share kernel state: maps, tracepoints).
+//! `cargo xtask test`: lint, unit tests, a minute of fuzzing the record reader, then the
+//! integration tests that run the real `rtrace` binary as root, one at a time (they
+//! share kernel state: maps, tracepoints).
 
 use std::{
     path::{Path, PathBuf},
@@ -61,6 +62,10 @@ pub fn test(lint: bool, filter: &[String]) -> Result<()> {
         "unit tests",
         cargo().arg("test").args(packages(&UNIT_TESTED)),
     )?;
+    if filter.is_empty() {
+        // A minute of fuzzing the record reader: no kernel needed, so it runs here.
+        crate::fuzz::fuzz(60)?;
+    }
     run_step(
         "integration tests (root, one at a time)",
         cargo()

@@ -93,13 +93,36 @@ pub fn parse_format(text: &str) -> Vec<ArgSpec> {
             kind: kind_of(ty),
             ty: ty.trim().to_string(),
         });
+        // A syscall has six registers of arguments, and a record carries six: a format
+        // with more fields (only a damaged record file's) would index past them.
+        if out.len() == MAX_ARGS {
+            break;
+        }
     }
     out
 }
 
+/// Arguments a syscall has at most (`SyscallRecord::args`).
+const MAX_ARGS: usize = 6;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_format_keeps_six_arguments_at_most() {
+        let text: String = (0..8)
+            .map(|i| {
+                format!(
+                    "\tfield:int a{i};\toffset:{};\tsize:8;\tsigned:0;\n",
+                    16 + 8 * i
+                )
+            })
+            .collect();
+        let args = parse_format(&text);
+        assert_eq!(args.len(), 6);
+        assert_eq!(args[5].name, "a5");
+    }
 
     const OPENAT: &str = "name: sys_enter_openat
 ID: 700

@@ -144,7 +144,11 @@ pub trait FormatSource {
 
 /// Syscall descriptions, built the first time each number is seen.
 pub struct Catalog<S> {
+    /// By index, up to `syscall_table::MAX_NR`.
     infos: Vec<Option<SyscallInfo>>,
+    /// The last number past the table a record named (only a damaged record file has
+    /// one): described in one slot, so that such a number costs no table of its size.
+    stray: Option<(u32, SyscallInfo)>,
     /// Parsed formats by event name: the native and 32-bit tables share them.
     formats: std::collections::HashMap<&'static str, Option<Vec<ArgSpec>>>,
     source: S,
@@ -154,6 +158,7 @@ impl<S: FormatSource> Catalog<S> {
     pub fn new(source: S) -> Self {
         Self {
             infos: Vec::new(),
+            stray: None,
             formats: std::collections::HashMap::new(),
             source,
         }
@@ -177,6 +182,12 @@ impl<S: FormatSource> Catalog<S> {
     }
 
     pub fn get(&mut self, nr: u32) -> &SyscallInfo {
+        if nr >= syscall_table::MAX_NR {
+            if self.stray.as_ref().is_none_or(|(n, _)| *n != nr) {
+                self.stray = Some((nr, SyscallInfo::new(&format!("syscall_{nr}"), None)));
+            }
+            return &self.stray.as_ref().expect("filled above").1;
+        }
         let i = nr as usize;
         if self.infos.len() <= i {
             self.infos.resize_with(i + 1, || None);
@@ -229,6 +240,14 @@ impl<S: FormatSource> Catalog<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_number_past_the_table_costs_no_table() {
+        let mut c = Catalog::new(Fixed);
+        assert_eq!(c.get(u32::MAX).name, "syscall_4294967295");
+        assert_eq!(c.get(syscall_table::MAX_NR).name, "syscall_2048");
+        assert!(c.infos.is_empty());
+    }
 
     struct Fixed;
     impl FormatSource for Fixed {
