@@ -130,3 +130,86 @@ fn a_record_replays_as_the_live_trace() {
         "{r}"
     );
 }
+
+/// The offset where the records of a record file begin: after the first line, the
+/// header's length and the header.
+fn records_start(bytes: &[u8]) -> usize {
+    let line = bytes.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let len = u32::from_le_bytes(bytes[line..line + 4].try_into().unwrap()) as usize;
+    line + 4 + len
+}
+
+/// `rtrace -i FILE` under a 1 GiB address-space limit, as a small machine has.
+fn replay_bounded(file: &std::path::Path) -> rtrace_tests::Run {
+    run(
+        Command::new("sh")
+            .args(["-c", "ulimit -v 1048576; exec \"$0\" -i \"$1\""])
+            .arg(rtrace_bin())
+            .arg(file)
+            .env("PERF_CONFIG", "/dev/null"),
+        LIMIT,
+    )
+}
+
+#[test]
+fn damaged_record_files_are_refused_in_one_line() {
+    if !bpf_ready("damaged_record_files_are_refused_in_one_line") {
+        return;
+    }
+    let dir = scratch_dir("damaged");
+    let data = dir.join("good.data");
+    let r = run(
+        rtrace().args(["record", "-o", data.to_str().unwrap(), "--", "true"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let good = std::fs::read(&data).unwrap();
+    let start = records_start(&good);
+    let first_len = u32::from_le_bytes(good[start..start + 4].try_into().unwrap()) as usize;
+    let second = start + 4 + first_len;
+
+    // A first record claiming 4 GiB: before, 4.2 GB of RSS and exit 0 (SIGABRT under
+    // this limit).
+    let mut huge = good.clone();
+    huge[start..start + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+    let f = dir.join("huge.data");
+    std::fs::write(&f, &huge).unwrap();
+    let r = replay_bounded(&f);
+    assert_eq!(r.code(), Some(1), "{r}");
+    assert_eq!(r.stderr.lines().count(), 1, "{r}");
+    assert!(
+        r.stderr
+            .contains("is damaged after 0 records: record 1 claims 4294967295 bytes"),
+        "{r}"
+    );
+
+    // Cut in the middle of the second record: before, exit 0 and nothing said. The
+    // first record is shown, then the line.
+    let f = dir.join("cut.data");
+    std::fs::write(&f, &good[..second + 6]).unwrap();
+    let r = replay_bounded(&f);
+    assert_eq!(r.code(), Some(1), "{r}");
+    let last = r.stderr.lines().last().unwrap_or("");
+    assert!(
+        last.starts_with("rtrace: ") && last.contains("is cut short after 1 records"),
+        "{r}"
+    );
+
+    // Cut at a record boundary, as a killed recorder leaves it: read as it is.
+    let f = dir.join("boundary.data");
+    std::fs::write(&f, &good[..second]).unwrap();
+    let r = replay_bounded(&f);
+    assert_eq!(r.code(), Some(0), "{r}");
+    assert!(!r.stderr.contains("rtrace: "), "{r}");
+
+    // A header cut short: before, only "failed to fill whole buffer".
+    let f = dir.join("header.data");
+    std::fs::write(&f, &good[..start - 100]).unwrap();
+    let r = replay_bounded(&f);
+    assert_eq!(r.code(), Some(1), "{r}");
+    assert!(
+        r.stderr
+            .contains("is cut short after 0 records (inside its header"),
+        "{r}"
+    );
+}
