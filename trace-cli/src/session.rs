@@ -413,12 +413,12 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         (None, Some(sig)) if workload.is_some() => 128 + sig,
         _ => 0,
     };
-    let mut stats_dropped = 0;
+    let mut folded_threads = 0;
     if let Some(summary) = &cfg.summary {
         let sections = match thread_stats {
             Some(t) => {
-                let (sections, dropped) = t.finish();
-                stats_dropped = dropped;
+                let (sections, folded) = t.finish();
+                folded_threads = folded;
                 sections
             }
             None => stats_maps::total_sections(&bpf)?,
@@ -442,9 +442,9 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     }
     loader::detach_all(&mut bpf, &mut event_links);
     drop(bpf);
-    if stats_dropped > 0 {
+    if folded_threads > 0 {
         say!(
-            "rtrace: {stats_dropped} syscalls of exited threads are missing from the summary: it keeps at most {} thread and syscall rows of threads that have exited",
+            "rtrace: the summary shows {folded_threads} threads together, in one section (\"{folded_threads} more threads, together\"): it keeps {} (thread, syscall) rows apart",
             stats_maps::KEPT_ROWS_MAX
         );
     }

@@ -42,8 +42,17 @@ fn own_hash_map<K: aya::Pod, V: aya::Pod>(
 }
 
 /// The rows of exited threads rtrace keeps at most (about 100 bytes each): past it, an
-/// exited thread's calls are counted as missing from the summary instead.
+/// exited thread's numbers are added to one section of their own, summed per syscall
+/// ("N more threads, together"; a thread whose rows straddle the bound has some in its
+/// own section and the rest there).
 pub const KEPT_ROWS_MAX: usize = 1 << 20;
+
+/// The task the folded rows are kept under: tid 0 with a mark no thread has.
+const FOLDED: TaskKey = TaskKey {
+    tid: 0,
+    _pad: 1,
+    start_ns: 0,
+};
 
 /// The per-thread statistics: the kernel's maps, and what was moved out of them.
 pub struct ThreadStats {
@@ -59,29 +68,107 @@ pub struct Kept {
     pub rows: BTreeMap<StatsKey, SyscallStats>,
     pub errnos: BTreeMap<(TaskKey, u32), BTreeMap<u32, u64>>,
     pub comms: FxHashMap<TaskKey, [u8; 16]>,
-    /// Calls of exited threads that were not kept (the rows were at their bound).
-    pub dropped: u64,
+    /// Threads whose numbers were all folded into [`FOLDED`]'s section.
+    pub folded_threads: u64,
 }
 
 impl Kept {
-    /// Joins one row, as the kernel would have had it had it kept counting.
+    /// Joins one row, as the kernel would have had it had it kept counting; past the
+    /// bound, into the folded section's row of its syscall.
     pub fn add_row(&mut self, key: StatsKey, stats: &SyscallStats) {
         if let Some(row) = self.rows.get_mut(&key) {
             row.merge(stats);
         } else if self.rows.len() < KEPT_ROWS_MAX {
             self.rows.insert(key, *stats);
         } else {
-            self.dropped += stats.calls + stats.enter_only;
+            let folded = StatsKey {
+                task: FOLDED,
+                ..key
+            };
+            self.rows.entry(folded).or_default().merge(stats);
         }
     }
 
+    /// Joins an errno count to its row's: the folded one where the row was folded
+    /// (the rows go first).
     pub fn add_errno(&mut self, key: ErrnoKey, count: u64) {
+        let row = StatsKey {
+            task: key.task,
+            nr: key.nr,
+            _pad: 0,
+        };
+        let task = if self.rows.contains_key(&row) {
+            key.task
+        } else {
+            FOLDED
+        };
         *self
             .errnos
-            .entry((key.task, key.nr))
+            .entry((task, key.nr))
             .or_default()
             .entry(key.errno)
             .or_default() += count;
+    }
+
+    /// Keeps a thread's name, or counts it among the folded threads when none of its
+    /// rows was kept.
+    pub fn add_comm(&mut self, task: TaskKey, comm: [u8; 16]) {
+        let first = StatsKey {
+            task,
+            nr: 0,
+            _pad: 0,
+        };
+        let last = StatsKey {
+            task,
+            nr: u32::MAX,
+            _pad: u32::MAX,
+        };
+        if self.rows.range(first..=last).next().is_some() {
+            self.comms.insert(task, comm);
+        } else {
+            self.folded_threads += 1;
+        }
+    }
+}
+
+impl Kept {
+    /// The sections: a thread's own, then the folded one.
+    pub fn into_sections(self) -> (Vec<Section>, u64) {
+        let Kept {
+            mut rows,
+            errnos,
+            comms,
+            folded_threads,
+        } = self;
+        let (mut folded_errnos, errnos): (BTreeMap<_, Vec<_>>, BTreeMap<_, Vec<_>>) = errnos
+            .into_iter()
+            .map(|(k, v)| (k, v.into_iter().collect()))
+            .partition(|((task, _), _)| *task == FOLDED);
+        let folded_rows: BTreeMap<StatsKey, SyscallStats> = {
+            let folded: Vec<StatsKey> = rows.keys().filter(|k| k.task == FOLDED).copied().collect();
+            folded
+                .into_iter()
+                .filter_map(|k| Some((k, rows.remove(&k)?)))
+                .collect()
+        };
+        let mut sections = crate::output::summary::sections(rows, errnos, false, |task| {
+            comms.get(&task).copied().unwrap_or([0; 16])
+        });
+        if !folded_rows.is_empty() {
+            let folded = crate::output::summary::sections(
+                folded_rows,
+                std::mem::take(&mut folded_errnos),
+                false,
+                |_| [0; 16],
+            );
+            sections.extend(folded.into_iter().map(|mut s| {
+                s.title = crate::output::summary::Title::Folded {
+                    threads: folded_threads,
+                };
+                s
+            }));
+        }
+        (sections, folded_threads)
     }
 }
 
@@ -133,14 +220,15 @@ impl ThreadStats {
         }
         for task in &gone {
             if let Ok(comm) = self.comms.get(task, 0) {
-                self.kept.comms.insert(*task, comm);
+                self.kept.add_comm(*task, comm);
                 let _ = self.comms.remove(task);
             }
         }
         gone.len()
     }
 
-    /// Everything: what is still in the kernel's maps joined to what was moved.
+    /// Everything: what is still in the kernel's maps joined to what was moved; and
+    /// how many threads were folded into one section.
     pub fn finish(mut self) -> (Vec<Section>, u64) {
         for (key, stats) in self.stats.iter().filter_map(Result::ok) {
             self.kept.add_row(key, &stats);
@@ -149,22 +237,9 @@ impl ThreadStats {
             self.kept.add_errno(key, count);
         }
         for (task, comm) in self.comms.iter().filter_map(Result::ok) {
-            self.kept.comms.insert(task, comm);
+            self.kept.add_comm(task, comm);
         }
-        let Kept {
-            rows,
-            errnos,
-            comms,
-            dropped,
-        } = self.kept;
-        let errnos = errnos
-            .into_iter()
-            .map(|(k, v)| (k, v.into_iter().collect()))
-            .collect();
-        let sections = crate::output::summary::sections(rows, errnos, false, |task| {
-            comms.get(&task).copied().unwrap_or([0; 16])
-        });
-        (sections, dropped)
+        self.kept.into_sections()
     }
 }
 
@@ -254,7 +329,29 @@ mod tests {
                 &s,
             );
         }
-        assert_eq!(kept.rows.len(), KEPT_ROWS_MAX);
-        assert_eq!(kept.dropped, 1);
+        // The row past the bound is folded: its own section's, the calls all there.
+        assert_eq!(kept.rows.len(), KEPT_ROWS_MAX + 1);
+        let folded = StatsKey {
+            task: FOLDED,
+            ..key
+        };
+        assert_eq!(kept.rows[&folded].calls, 1);
+        let over = TaskKey {
+            tid: 8 + KEPT_ROWS_MAX as u32 - 1,
+            ..key.task
+        };
+        kept.add_comm(over, *b"true\0\0\0\0\0\0\0\0\0\0\0\0");
+        assert_eq!(kept.folded_threads, 1);
+        kept.add_comm(key.task, *b"sh\0\0\0\0\0\0\0\0\0\0\0\0\0\0");
+        assert_eq!((kept.folded_threads, kept.comms.len()), (1, 1));
+        let (sections, folded) = kept.into_sections();
+        assert_eq!(folded, 1);
+        let mut text = String::new();
+        crate::output::summary::render(&mut text, sections, &Default::default());
+        assert!(
+            text.contains("\n 1 more threads, together, 2 events, "),
+            "{text}"
+        );
+        assert!(text.contains("\n sh (7), 4 events, "), "{text}");
     }
 }

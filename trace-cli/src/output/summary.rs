@@ -18,8 +18,15 @@ pub struct Row {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Title {
-    Thread { comm: String, tid: u32 },
+    Thread {
+        comm: String,
+        tid: u32,
+    },
     Total,
+    /// Threads past the rows rtrace keeps apart, summed per syscall.
+    Folded {
+        threads: u64,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -97,6 +104,17 @@ pub fn render(out: &mut String, mut sections: Vec<Section>, opts: &SummaryOption
             Title::Total => {
                 let _ = writeln!(out, " total, {events} events");
             }
+            Title::Folded { threads } => {
+                let pct = if all_events > 0 {
+                    100.0 * events as f64 / all_events as f64
+                } else {
+                    0.0
+                };
+                let _ = writeln!(
+                    out,
+                    " {threads} more threads, together, {events} events, {pct:.1}%"
+                );
+            }
         }
         out.push('\n');
         out.push_str("   syscall            calls  errors  total       min       avg       max       stddev\n");
@@ -156,6 +174,15 @@ pub fn render_json(out: &mut String, mut sections: Vec<Section>, opts: &SummaryO
                     }),
                 ),
                 Title::Total => (Value::Null, Value::Null, Value::Null),
+                Title::Folded { .. } => (
+                    Value::Null,
+                    Value::Null,
+                    json!(if all_events > 0 {
+                        100.0 * events as f64 / all_events as f64
+                    } else {
+                        0.0
+                    }),
+                ),
             };
             sort_rows(&mut section.rows);
             let rows: Vec<Value> = section
@@ -185,7 +212,7 @@ pub fn render_json(out: &mut String, mut sections: Vec<Section>, opts: &SummaryO
                     r
                 })
                 .collect();
-            json!({
+            let mut obj = json!({
                 "comm": comm,
                 "tid": tid,
                 "events": events,
@@ -193,7 +220,11 @@ pub fn render_json(out: &mut String, mut sections: Vec<Section>, opts: &SummaryO
                 "majfaults": section.faults[1],
                 "minfaults": section.faults[0],
                 "syscalls": rows,
-            })
+            });
+            if let Title::Folded { threads } = section.title {
+                obj["folded_threads"] = json!(threads);
+            }
+            obj
         })
         .collect();
     out.push_str(&json!({ "summary": list }).to_string());
@@ -214,7 +245,7 @@ fn sort_rows(rows: &mut Vec<Row>) {
 fn title_tid(t: &Title) -> u32 {
     match t {
         Title::Thread { tid, .. } => *tid,
-        Title::Total => 0,
+        Title::Total | Title::Folded { .. } => 0,
     }
 }
 
