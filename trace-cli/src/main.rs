@@ -70,6 +70,9 @@ fn main() {
         say!("rtrace: {w}");
     }
     if let Some(path) = cfg.input.clone() {
+        // A replay has no session to stop cleanly: the signals end it as they would
+        // any program.
+        signals::restore_inherited();
         match trace_cli::record::replay::replay(&cfg, &path) {
             Ok(code) => std::process::exit(code),
             Err(e) => {
@@ -83,6 +86,10 @@ fn main() {
         Ok(code) => {
             if let Some(path) = recorded {
                 let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+                if size == 0 {
+                    // Stopped before its header was written: nothing to print.
+                    std::process::exit(code);
+                }
                 say!(
                     "rtrace: wrote {} ({size} bytes); print it with: rtrace -i {}",
                     path.display(),
@@ -95,7 +102,13 @@ fn main() {
             let code = e.exit_code();
             // Every message names its cause: printed once, not its chain, but for a
             // limit the kernel hit, which aya's messages keep only in their chain.
-            match kernel::resources::one_line(&e) {
+            // Only where the kernel refused rtrace's own objects: a command's exec failing
+            // for want of memory is the command's.
+            let limits = matches!(
+                e,
+                session::SessionError::Load(_) | session::SessionError::Io { .. }
+            );
+            match kernel::resources::one_line(&e).filter(|_| limits) {
                 Some(line) => say!("rtrace: {line}"),
                 None => say!("rtrace: {e}"),
             }

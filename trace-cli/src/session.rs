@@ -372,18 +372,22 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         if !stopped {
             loader::attach_syscalls(&mut bpf, &settings.hooks, &mut event_links)?;
             loader::attach_faults(&mut bpf, cfg.faults, cfg.cpus.as_deref())?;
-            shown_from_ns = fd_table::monotonic_ns();
         }
+        // The events attached before the delay show nothing from within it, however
+        // it ended.
+        shown_from_ns = fd_table::monotonic_ns();
     }
     if cfg.verbose > 0 {
         say!("rtrace: tracing started");
     }
 
-    // A per-thread summary moves exited threads' numbers out of the kernel as it goes.
+    // A per-thread summary moves exited threads' numbers out of the kernel as it goes,
+    // where /proc tells rtrace's own truth about them (see stats_maps::sweep_allowed).
     let mut thread_stats = match &cfg.summary {
         Some(s) if !s.total => Some(stats_maps::ThreadStats::open(&bpf)?),
         _ => None,
     };
+    let sweep = ns.is_initial() && stats_maps::sweep_allowed();
     let (reader, exit_code) = runtime.block_on(event_loop(
         &mut bpf,
         &cfg,
@@ -397,7 +401,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         event_table,
         shown_from_ns,
         symbols,
-        thread_stats.as_mut(),
+        thread_stats.as_mut().filter(|_| sweep),
     ))?;
     // Nothing writes records from here on (and the summary's numbers no longer move):
     // what the ring holds is all that is left, a bounded final read.
@@ -947,7 +951,8 @@ async fn event_loop<'c>(
 }
 
 /// How often a per-thread summary moves the numbers of exited threads out of the
-/// kernel's maps: they then hold the threads of a few seconds, not of the session.
+/// kernel's maps: they then hold the live threads and those of the last second, not
+/// every thread of the session.
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 /// How long a system-wide trace goes on reading once its end has come.
@@ -963,8 +968,10 @@ struct Reader<'c> {
 }
 
 impl Reader<'_> {
-    /// Reads what the ring still holds (the programs are detached: it can only
-    /// shrink), shows what is still blocked as unfinished, and says what was lost.
+    /// Reads what the ring still holds (the programs are detached: it only shrinks,
+    /// but for a program run already under way when its hook went, whose record may
+    /// come after this read), shows what is still blocked as unfinished, and says what
+    /// was lost.
     fn finish(mut self, bpf: &Ebpf, cfg: &Config, out: &mut Sink) -> Result<Ended, SessionError> {
         // A system-wide trace whose reader fell behind would spend seconds on other
         // processes' records after its command ended: it reads for a while, then

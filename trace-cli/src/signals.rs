@@ -9,7 +9,7 @@
 use std::{
     future::poll_fn,
     io,
-    sync::atomic::{AtomicI32, AtomicU32, Ordering},
+    sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering},
     task::{Context, Poll, Waker},
 };
 
@@ -26,10 +26,39 @@ const STOPPING: [(libc::c_int, fn() -> SignalKind); 4] = [
 static EARLY: AtomicI32 = AtomicI32::new(0);
 /// The stopping signals rtrace inherited ignored, as bits by number.
 static IGNORED_AT_START: AtomicU32 = AtomicU32::new(0);
+/// Set once the session's event loop takes the signals over ([`Stops::install`]).
+static TAKEN_OVER: AtomicBool = AtomicBool::new(false);
 
 extern "C" fn note_early(sig: libc::c_int) {
-    // Async-signal-safe: one atomic store, the first signal kept.
-    let _ = EARLY.compare_exchange(0, sig, Ordering::Relaxed, Ordering::Relaxed);
+    // Async-signal-safe: atomics, signal(2) and raise(3) only. The first signal is
+    // kept for the session to act on at its next step; a second one before the event
+    // loop takes over (a start-up step that blocks, e.g. opening a FIFO with no
+    // reader) ends rtrace as the signal would have.
+    if EARLY
+        .compare_exchange(0, sig, Ordering::Relaxed, Ordering::Relaxed)
+        .is_err()
+        && !TAKEN_OVER.load(Ordering::Relaxed)
+    {
+        // SAFETY: both are async-signal-safe.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
+        }
+    }
+}
+
+/// Gives the stopping signals back what rtrace inherited (the default, or ignored),
+/// for the paths that never trace and so never look at [`early`] (`rtrace -i`).
+pub fn restore_inherited() {
+    for (sig, _) in STOPPING {
+        let disposition = if inherited_ignored(sig) {
+            libc::SIG_IGN
+        } else {
+            libc::SIG_DFL
+        };
+        // SAFETY: signal(2) with a valid signal number and disposition.
+        unsafe { libc::signal(sig, disposition) };
+    }
 }
 
 /// Notes the stopping signals from now on, before rtrace forks or loads anything, so
@@ -81,6 +110,7 @@ impl Stops {
             .iter()
             .map(|(nr, kind)| Ok((*nr, signal(kind())?)))
             .collect::<io::Result<_>>()?;
+        TAKEN_OVER.store(true, Ordering::Relaxed);
         Ok(Self {
             streams,
             first: early(),

@@ -19,7 +19,8 @@ pub const SYSCALL_STATS: &str = "syscall_stats";
 pub const SYSCALL_STATS_TOTAL: &str = "syscall_stats_total";
 /// Hash map [`ErrnoKey`] -> u64 count.
 pub const ERRNO_STATS: &str = "errno_stats";
-/// Hash map [`TaskKey`] -> comm, written when a thread's first stats entry is made.
+/// Hash map [`TaskKey`] -> comm, written each time a new stats entry of the thread is
+/// made (so the name it had then).
 pub const TASK_COMM: &str = "task_comm";
 
 /// The default size of the per-thread maps (`syscall_stats`, `errno_stats`,

@@ -213,3 +213,59 @@ fn damaged_record_files_are_refused_in_one_line() {
         "{r}"
     );
 }
+
+#[test]
+fn a_replay_and_a_blocked_start_up_end_on_a_signal() {
+    if !bpf_ready("a_replay_and_a_blocked_start_up_end_on_a_signal") {
+        return;
+    }
+    use std::{os::unix::process::ExitStatusExt as _, process::Stdio};
+    let dir = scratch_dir("replay-signal");
+    let data = dir.join("good.data");
+    let r = run(
+        rtrace().args(["record", "-o", data.to_str().unwrap(), "--", "true"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let good = std::fs::read(&data).unwrap();
+    let fifo = dir.join("fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid C string path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+
+    // A replay reading a pipe that never ends: Ctrl-C ends it.
+    let child = rtrace()
+        .arg("-i")
+        .arg(&fifo)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut writer = std::fs::OpenOptions::new().write(true).open(&fifo).unwrap();
+    std::io::Write::write_all(&mut writer, &good[..good.len() / 2]).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: plain kill(2) of our child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let r = rtrace_tests::wait_output(child, "rtrace -i FIFO".into(), LIMIT);
+    drop(writer);
+    assert_eq!(r.status.signal(), Some(libc::SIGINT), "{r}");
+
+    // rtrace blocked opening -o on a FIFO no one reads: the first SIGINT waits for the
+    // step to end, a second one ends rtrace.
+    let child = rtrace()
+        .args(["-o", fifo.to_str().unwrap(), "--", "true"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    for _ in 0..2 {
+        // SAFETY: plain kill(2) of our child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let r = rtrace_tests::wait_output(child, "rtrace -o FIFO -- true".into(), LIMIT);
+    assert_eq!(r.status.signal(), Some(libc::SIGINT), "{r}");
+}

@@ -137,14 +137,20 @@ impl Parser<'_> {
     }
 
     fn unary(&mut self) -> Result<Filter, String> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
-            return Err(format!(
-                "it nests parentheses and '!' more than {MAX_DEPTH} deep"
-            ));
+        // A level is a '(' or a '!'; the comparison inside them is none.
+        let nests = matches!(self.peek(), Some(Token::Open | Token::Not));
+        if nests {
+            self.depth += 1;
+            if self.depth > MAX_DEPTH {
+                return Err(format!(
+                    "it nests parentheses and '!' more than {MAX_DEPTH} deep"
+                ));
+            }
         }
         let inner = self.unary_inner();
-        self.depth -= 1;
+        if nests {
+            self.depth -= 1;
+        }
         inner
     }
 
@@ -355,9 +361,10 @@ mod tests {
         assert!(why(&format!("{}prev_pid == 1", "!".repeat(30_000))).contains("256 deep"));
         let many = vec!["prev_pid == 1"; 5000].join(" && ");
         assert!(why(&many).ends_with("it has more than 1024 comparisons"));
-        // At the limits, a filter is taken.
-        let deep = format!("{}prev_pid == 1{}", "(".repeat(255), ")".repeat(255));
-        assert!(parse(&deep, &fields).is_ok());
+        // At the limits, a filter is taken; one more level is refused.
+        let deep = |n| format!("{}prev_pid == 1{}", "(".repeat(n), ")".repeat(n));
+        assert!(parse(&deep(256), &fields).is_ok());
+        assert!(why(&deep(257)).contains("more than 256 deep"));
         let long = vec!["prev_pid == 1"; 1024].join(" || ");
         assert!(
             parse(&long, &fields)

@@ -26,8 +26,7 @@ pub fn explain(err: &(dyn Error + 'static)) -> Option<String> {
     let shown = err.to_string();
     let mut cause = err.source();
     while let Some(c) = cause {
-        if let Some(io) = c.downcast_ref::<io::Error>() {
-            let why = why(io)?;
+        if let Some(why) = c.downcast_ref::<io::Error>().and_then(why) {
             return (!shown.contains(&why)).then_some(why);
         }
         cause = c.source();

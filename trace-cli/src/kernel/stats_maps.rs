@@ -1,5 +1,5 @@
 //! The in-kernel summary statistics. While tracing, the numbers of threads that have
-//! exited move out of the kernel's maps into rtrace's (a sweep every few seconds), so
+//! exited move out of the kernel's maps into rtrace's (a sweep every second), so
 //! that the maps hold the live threads' however long a system-wide summary runs; at the
 //! end, what is left is read and joined to what was moved.
 
@@ -70,6 +70,9 @@ pub struct Kept {
     pub comms: FxHashMap<TaskKey, [u8; 16]>,
     /// Threads whose numbers were all folded into [`FOLDED`]'s section.
     pub folded_threads: u64,
+    /// Whether a thread had rows kept apart and rows folded (the one whose rows were
+    /// taken as the bound was reached): counted among the folded section's threads.
+    pub straddled: bool,
 }
 
 impl Kept {
@@ -110,9 +113,7 @@ impl Kept {
             .or_default() += count;
     }
 
-    /// Keeps a thread's name, or counts it among the folded threads when none of its
-    /// rows was kept.
-    pub fn add_comm(&mut self, task: TaskKey, comm: [u8; 16]) {
+    fn has_rows(&self, task: TaskKey) -> bool {
         let first = StatsKey {
             task,
             nr: 0,
@@ -123,7 +124,13 @@ impl Kept {
             nr: u32::MAX,
             _pad: u32::MAX,
         };
-        if self.rows.range(first..=last).next().is_some() {
+        self.rows.range(first..=last).next().is_some()
+    }
+
+    /// Keeps a thread's name, or counts it among the folded threads when none of its
+    /// rows was kept.
+    pub fn add_comm(&mut self, task: TaskKey, comm: [u8; 16]) {
+        if self.has_rows(task) {
             self.comms.insert(task, comm);
         } else {
             self.folded_threads += 1;
@@ -139,7 +146,9 @@ impl Kept {
             errnos,
             comms,
             folded_threads,
+            straddled,
         } = self;
+        let folded_threads = folded_threads + u64::from(straddled);
         let (mut folded_errnos, errnos): (BTreeMap<_, Vec<_>>, BTreeMap<_, Vec<_>>) = errnos
             .into_iter()
             .map(|(k, v)| (k, v.into_iter().collect()))
@@ -274,16 +283,33 @@ pub fn total_sections(bpf: &Ebpf) -> Result<Vec<Section>, LoadError> {
 
 /// Whether the thread `task` names is still the one running under its tid: its
 /// /proc start time (clock ticks since boot) is the same. A tid that is gone, or taken
-/// by a newer thread, is not.
+/// by a newer thread, is not. When in doubt, running: a live thread's row taken out
+/// while the kernel writes it would lose that write (and the kernel's pointer to the
+/// freed entry may then count into another thread's row).
 pub fn still_running(task: TaskKey, ticks_per_sec: u64) -> bool {
-    if crate::pids::proc_stat::task_liveness(task.tid) != crate::pids::proc_stat::Liveness::Alive {
-        return false;
-    }
-    let Ok(stat) = procfs::process::Process::new(task.tid as i32).and_then(|p| p.stat()) else {
-        // Unreadable but not known gone: kept where it is.
+    if task.start_ns == 0 {
+        // The kernel could not read its start: nothing to compare with.
         return true;
-    };
-    same_start(stat.starttime, task.start_ns, ticks_per_sec)
+    }
+    match procfs::process::Process::new(task.tid as i32).and_then(|p| p.stat()) {
+        Ok(stat) if matches!(stat.state, 'Z' | 'X') => false,
+        Ok(stat) => same_start(stat.starttime, task.start_ns, ticks_per_sec),
+        Err(procfs::ProcError::NotFound(_)) => false,
+        Err(_) => true,
+    }
+}
+
+/// Whether /proc's start times are the kernel's own here: rtrace is in the initial
+/// time namespace (whose inode number the kernel fixes, PROC_TIME_INIT_INO), not one
+/// of its own whose boot-time offset /proc adds (rtrace's pid namespace being the
+/// initial one is the caller's to check). Where they are not, nothing is swept.
+pub fn sweep_allowed() -> bool {
+    const INITIAL: &str = "time:[4026531834]";
+    match std::fs::read_link("/proc/self/ns/time") {
+        Ok(link) => link.as_os_str() == INITIAL,
+        // No time namespaces (before 5.6): /proc adds nothing.
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    }
 }
 
 /// /proc's start time counts the kernel's in ticks, rounded down.
