@@ -354,8 +354,16 @@ fn filtered_under_fake_sshd(extra: &str) -> (Vec<u32>, u32, u32, u32) {
         found.is_some()
     }));
     let me = found.unwrap();
-    // The sweep runs after the writes; read once tracing has started.
+    // The sweep runs after the writes; read once tracing has started: the held
+    // command's own entry (left out until its exec) is gone once it has exec'd, which
+    // in an emulated kernel took longer than a fixed 300 ms.
     thread::sleep(Duration::from_millis(300));
+    let held = rtrace_tests::children_of(me);
+    assert!(
+        wait_for(Duration::from_secs(20), || map_keys(me, "pids_filtered")
+            .is_some_and(|k| !k.iter().any(|p| held.contains(p)))),
+        "the held command {held:?} never exec'd"
+    );
     let filtered = map_keys(me, "pids_filtered").unwrap();
     std::fs::write(&go, "").unwrap();
     // rtrace ends with its command, which must see `go` before the directory goes.
