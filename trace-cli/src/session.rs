@@ -979,15 +979,16 @@ impl Reader<'_> {
         let system_wide = matches!(cfg.targets, Targets::System { .. });
         if system_wide {
             let until = Instant::now() + FINAL_READ_SYSTEM_WIDE;
-            while Instant::now() < until
-                && drain(&mut self.printer, self.ring.get_mut(), out, 1024) == Drained::Behind
-            {
+            let mut last = Drained::Behind;
+            while Instant::now() < until && last == Drained::Behind {
+                last = drain(&mut self.printer, self.ring.get_mut(), out, 1024);
             }
             let mut unread = 0u64;
             while self.ring.get_mut().next().is_some() {
                 unread += 1;
             }
-            if unread > 0 {
+            // Past --max-events, or with the output gone, the rest is not wanted.
+            if unread > 0 && last == Drained::Behind {
                 say!(
                     "rtrace: {unread} records were left unread when tracing ended (the reader was behind the system-wide trace)"
                 );

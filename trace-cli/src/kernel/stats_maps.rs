@@ -89,6 +89,9 @@ impl Kept {
                 ..key
             };
             self.rows.entry(folded).or_default().merge(stats);
+            if !self.straddled && self.has_rows(key.task) {
+                self.straddled = true;
+            }
         }
     }
 
@@ -321,6 +324,33 @@ fn same_start(proc_ticks: u64, start_ns: u64, ticks_per_sec: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_thread_straddling_the_bound_counts_among_the_folded() {
+        let task = |tid| TaskKey {
+            tid,
+            _pad: 0,
+            start_ns: 5,
+        };
+        let row = |tid, nr| StatsKey {
+            task: task(tid),
+            nr,
+            _pad: 0,
+        };
+        let mut s = SyscallStats::default();
+        s.add_call(10, false, true);
+        let mut kept = Kept::default();
+        for tid in 0..(KEPT_ROWS_MAX as u32 - 1) {
+            kept.add_row(row(tid + 100, 0), &s);
+        }
+        // Thread 7's first row is the last kept apart, its second is folded.
+        kept.add_row(row(7, 0), &s);
+        kept.add_row(row(7, 1), &s);
+        kept.add_comm(task(7), [0; 16]);
+        assert!(kept.straddled);
+        let (_, folded) = kept.into_sections();
+        assert_eq!(folded, 1);
+    }
 
     #[test]
     fn start_times_compare_in_ticks() {
