@@ -486,6 +486,17 @@ pub fn scratch_dir(tag: &str) -> Scratch {
     Scratch(dir)
 }
 
+/// Makes a FIFO at `path` (for tests of what rtrace does with one that blocks).
+pub fn mkfifo(path: &std::path::Path) {
+    let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: a valid C string path.
+    assert_eq!(
+        unsafe { libc::mkfifo(c.as_ptr(), 0o600) },
+        0,
+        "mkfifo {path:?}"
+    );
+}
+
 /// Compiles C `source` into `dir/name` with gcc and `flags`; the run, and the binary.
 pub fn compile_c(
     dir: &std::path::Path,

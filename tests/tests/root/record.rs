@@ -139,6 +139,17 @@ fn records_start(bytes: &[u8]) -> usize {
     line + 4 + len
 }
 
+/// The bytes of `rtrace record -- true`, made in `dir`.
+fn recorded_true(dir: &std::path::Path) -> Vec<u8> {
+    let data = dir.join("good.data");
+    let r = run(
+        rtrace().args(["record", "-o", data.to_str().unwrap(), "--", "true"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    std::fs::read(&data).unwrap()
+}
+
 /// `rtrace -i FILE` under a 1 GiB address-space limit, as a small machine has.
 fn replay_bounded(file: &std::path::Path) -> rtrace_tests::Run {
     run(
@@ -157,13 +168,7 @@ fn damaged_record_files_are_refused_in_one_line() {
         return;
     }
     let dir = scratch_dir("damaged");
-    let data = dir.join("good.data");
-    let r = run(
-        rtrace().args(["record", "-o", data.to_str().unwrap(), "--", "true"]),
-        LIMIT,
-    );
-    assert_eq!(r.code(), Some(0), "{r}");
-    let good = std::fs::read(&data).unwrap();
+    let good = recorded_true(&dir);
     let start = records_start(&good);
     let first_len = u32::from_le_bytes(good[start..start + 4].try_into().unwrap()) as usize;
     let second = start + 4 + first_len;
@@ -221,17 +226,9 @@ fn a_replay_and_a_blocked_start_up_end_on_a_signal() {
     }
     use std::{os::unix::process::ExitStatusExt as _, process::Stdio};
     let dir = scratch_dir("replay-signal");
-    let data = dir.join("good.data");
-    let r = run(
-        rtrace().args(["record", "-o", data.to_str().unwrap(), "--", "true"]),
-        LIMIT,
-    );
-    assert_eq!(r.code(), Some(0), "{r}");
-    let good = std::fs::read(&data).unwrap();
+    let good = recorded_true(&dir);
     let fifo = dir.join("fifo");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid C string path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    rtrace_tests::mkfifo(&fifo);
 
     // A replay reading a pipe that never ends: Ctrl-C ends it.
     let child = rtrace()
