@@ -30,7 +30,7 @@ use trace_common::maps::{
 use crate::{
     config::{Config, Targets},
     decode::{
-        Catalog, FormatSource, classes,
+        Catalog, classes,
         fd_table::{self, FdTable, ProcSeed},
         syscall_table,
     },
@@ -46,9 +46,10 @@ use crate::{
         tracefs::{Tracefs, TracefsError},
     },
     output::{
-        self, Sink,
+        self, Consumer, Sink,
         line::{RED, RESET},
         printer::Printer,
+        show::shows_unfinished,
         summary::SummaryOptions,
     },
     pids::{
@@ -56,6 +57,7 @@ use crate::{
         prune::prune,
         targets,
     },
+    record::Recorder,
     signals::Stops,
     workload::{Workload, WorkloadError},
 };
@@ -529,13 +531,6 @@ fn syscall_hooks(cfg: &Config, initial_ns: bool, tracefs: &Tracefs) -> SyscallHo
     SyscallHooks::Events(events)
 }
 
-fn shows_unfinished(cfg: &Config) -> bool {
-    !cfg.json
-        && !cfg.failure_only
-        && cfg.min_duration_ns.is_none()
-        && cfg.summary.as_ref().is_none_or(|s| !s.only)
-}
-
 /// The processes whose working directory is read when tracing starts: the targets
 /// (every process, system-wide).
 fn processes_to_seed(cfg: &Config, workload: Option<&Workload>) -> Vec<u32> {
@@ -851,15 +846,18 @@ async fn event_loop<'c>(
 
     let mut fds = FdTable::new(close_traced(cfg), all_traced(cfg, fd_table::CWD_CALLS));
     fds.seed_procs(proc_seeds);
-    let mut printer = Printer::new(catalog, fds, cfg)
-        .with_events(event_table)
-        .shown_from(shown_from_ns);
-    if cfg.record {
-        printer = printer.recording();
-    }
-    if let Some(symbols) = symbols {
-        printer = printer.with_locator(Box::new(symbols));
-    }
+    // Printed, or recorded as they came (decoded only when replayed).
+    let mut printer: Box<dyn Consumer + '_> = if cfg.record {
+        Box::new(Recorder::new(cfg.max_events))
+    } else {
+        let mut p = Printer::new(catalog, fds, cfg)
+            .with_events(event_table)
+            .showing(|s| s.from(shown_from_ns));
+        if let Some(symbols) = symbols {
+            p = p.with_locator(Box::new(symbols));
+        }
+        Box::new(p)
+    };
     let mut reported_lost = 0u64;
     let mut exit_code = None;
     let mut stop_at: Option<Instant> = None;
@@ -886,7 +884,7 @@ async fn event_loop<'c>(
             log.get_mut().flush();
         }
 
-        let batch = drain(&mut printer, ring.get_mut(), out, BATCH_RECORDS);
+        let batch = drain(&mut *printer, ring.get_mut(), out, BATCH_RECORDS);
         behind = batch == Drained::Behind;
         let mut done = batch == Drained::Stop;
         report_lost(&counters, &mut reported_lost, cfg, out);
@@ -961,7 +959,7 @@ const FINAL_READ_SYSTEM_WIDE: Duration = Duration::from_millis(500);
 /// What reads the ring, handed from the event loop to the final read once the
 /// programs are detached.
 struct Reader<'c> {
-    printer: Printer<'c, Tracefs>,
+    printer: Box<dyn Consumer + 'c>,
     ring: AsyncFd<RingBuf<MapData>>,
     bpf_log: Option<AsyncFd<EbpfLogger<StderrLines>>>,
     reported_lost: u64,
@@ -981,7 +979,7 @@ impl Reader<'_> {
             let until = Instant::now() + FINAL_READ_SYSTEM_WIDE;
             let mut last = Drained::Behind;
             while Instant::now() < until && last == Drained::Behind {
-                last = drain(&mut self.printer, self.ring.get_mut(), out, 1024);
+                last = drain(&mut *self.printer, self.ring.get_mut(), out, 1024);
             }
             let mut unread = 0u64;
             while self.ring.get_mut().next().is_some() {
@@ -994,7 +992,7 @@ impl Reader<'_> {
                 );
             }
         } else {
-            drain(&mut self.printer, self.ring.get_mut(), out, usize::MAX);
+            drain(&mut *self.printer, self.ring.get_mut(), out, usize::MAX);
         }
         if let Some(log) = &mut self.bpf_log {
             log.get_mut().flush();
@@ -1069,8 +1067,8 @@ enum Drained {
 }
 
 /// Prints up to `budget` records of what the ring holds.
-fn drain<S: FormatSource>(
-    printer: &mut Printer<'_, S>,
+fn drain(
+    printer: &mut dyn Consumer,
     ring: &mut RingBuf<MapData>,
     out: &mut Sink,
     budget: usize,

@@ -266,3 +266,68 @@ fn a_replay_and_a_blocked_start_up_end_on_a_signal() {
     let r = rtrace_tests::wait_output(child, "rtrace -o FIFO -- true".into(), LIMIT);
     assert_eq!(r.status.signal(), Some(libc::SIGINT), "{r}");
 }
+
+/// A replay has no kernel to leave out the entries of blocking calls: it shows them
+/// unfinished only where the live trace does, and `--json` stays JSON throughout.
+#[test]
+fn a_replay_shows_unfinished_calls_only_where_the_live_trace_does() {
+    if !bpf_ready("a_replay_shows_unfinished_calls_only_where_the_live_trace_does") {
+        return;
+    }
+    let dir = scratch_dir("record-unfinished");
+    let data = dir.join("blocked.data");
+    // sh's vfork blocks while its child runs: its entry comes before the child's lines.
+    let r = run(
+        rtrace()
+            .args(["record", "-o", data.to_str().unwrap(), "--"])
+            .args([
+                "sh",
+                "-c",
+                "sleep 0.1 & cat /nonexistent-rtrace 2>/dev/null; wait",
+            ]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let replay = |args: &[&str]| {
+        let r = run(rtrace().arg("-i").arg(&data).args(args), LIMIT);
+        assert_eq!(r.code(), Some(0), "{r}");
+        r
+    };
+    let unfinished = |l: &&str| l.ends_with(" ...") || l.contains("[continued]");
+    let all = replay(&[]);
+    assert!(
+        all.stderr
+            .lines()
+            .any(|l| l.contains(" vfork(") && l.ends_with(" ...")),
+        "the text replay shows the blocked vfork unfinished{all}"
+    );
+
+    let json = replay(&["--json"]);
+    let mut failed = 0;
+    for line in json.stderr.lines() {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}{json}"));
+        if v["syscall"] == "vfork" {
+            assert!(v["ret"].is_i64(), "vfork's object is whole: {line}");
+        }
+        failed += usize::from(!v["errno"].is_null());
+    }
+    assert!(failed > 0, "{json}");
+
+    // --failure: the failed calls, each on one whole line, as live (the kernel sends
+    // no entries ahead there).
+    let failures = replay(&["--failure"]);
+    let lines: Vec<&str> = failures.stderr.lines().collect();
+    assert!(!lines.iter().any(unfinished), "{failures}");
+    assert!(
+        lines
+            .iter()
+            .all(|l| parse_line(l).is_some_and(|p| p.ret.starts_with("-1 "))),
+        "{failures}"
+    );
+    assert_eq!(
+        lines.len(),
+        failed,
+        "one line per failed call{failures}{json}"
+    );
+}

@@ -2,9 +2,11 @@
 
 pub mod callchain;
 pub mod fault;
+pub mod formatter;
 pub mod json;
 pub mod line;
 pub mod printer;
+pub mod show;
 pub mod summary;
 
 use std::{
@@ -12,6 +14,24 @@ use std::{
     io::{self, BufWriter, Write},
     path::Path,
 };
+
+/// What the session does with the records it drains from the ring: prints them
+/// ([`printer::Printer`]) or records them (`record::Recorder`).
+pub trait Consumer {
+    /// Takes one record; true when the output failed.
+    fn take(&mut self, item: &[u8], out: &mut Sink) -> bool;
+    /// Shows what is still blocked (but `except`'s) as unfinished; true when the output
+    /// failed.
+    fn flush_pending(&mut self, except: Option<u32>, out: &mut Sink) -> bool;
+    /// `--max-events` were taken: nothing more is.
+    fn max_reached(&self) -> bool;
+    /// Between batches of records: catch up with what runs beside the ring.
+    fn keep_up(&mut self) {}
+    /// Records about memory maps the kernel could not keep.
+    fn locations_lost(&self) -> u64 {
+        0
+    }
+}
 
 /// Opens `-o FILE`. As perf does, an existing non-empty regular file is first renamed
 /// FILE.old; anything else that is there already (a terminal, a FIFO, `/dev/stderr` and

@@ -5,10 +5,13 @@
 //! `perf trace record` / `perf trace -i` are the model.
 
 pub mod file;
+pub mod recorder;
 pub mod replay;
 pub mod tally;
 
 use std::collections::BTreeMap;
+
+pub use recorder::Recorder;
 
 use crate::decode::{FormatSource, syscall_table};
 

@@ -7,7 +7,6 @@ use std::{
     path::Path,
 };
 
-use rustc_hash::FxHashSet;
 use trace_common::{SyscallRecord, record::KIND_EVENT};
 
 use super::{
@@ -25,40 +24,10 @@ use crate::{
     output::{
         self, Sink,
         printer::Printer,
+        show::Chosen,
         summary::{SummaryOptions, render, render_json},
     },
 };
-
-/// Which recorded tasks and calls this replay shows.
-#[derive(Debug, Default, Clone)]
-pub struct Shown {
-    /// `-e`: only these syscalls (`None`: all that were recorded).
-    pub nrs: Option<FxHashSet<u32>>,
-    /// `-p`: only these processes; `-t`: only these threads.
-    pub pids: Option<Vec<u32>>,
-    pub tids: Option<Vec<u32>>,
-    /// `--filter-pids`.
-    pub hidden_pids: Vec<u32>,
-    /// `-e`: only these recorded events, by index (`None`: all).
-    pub events: Option<FxHashSet<u32>>,
-}
-
-impl Shown {
-    pub fn task(&self, rec: &SyscallRecord) -> bool {
-        self.pids.as_ref().is_none_or(|p| p.contains(&rec.pid))
-            && self.tids.as_ref().is_none_or(|t| t.contains(&rec.tid))
-            && !self.hidden_pids.contains(&rec.pid)
-    }
-
-    pub fn record(&self, rec: &SyscallRecord) -> bool {
-        self.task(rec)
-            && if rec.kind == KIND_EVENT {
-                self.events.as_ref().is_none_or(|e| e.contains(&rec.nr))
-            } else {
-                self.nrs.as_ref().is_none_or(|n| n.contains(&rec.nr))
-            }
-    }
-}
 
 /// The recorded events in their index order, `--filter` on those the last `-e` event
 /// spec names (all of them without one).
@@ -138,7 +107,7 @@ pub fn replay(cfg: &Config, path: &Path) -> Result<i32, ReplayError> {
 pub struct Replay<'c, R> {
     cfg: &'c Config,
     reader: Reader<R>,
-    shown: Shown,
+    shown: Chosen,
     printer: Printer<'c, SavedFormats>,
 }
 
@@ -149,10 +118,10 @@ impl<'c, R: BufRead> Replay<'c, R> {
         if header.machine != std::env::consts::ARCH {
             return Err(ReplayError::Machine(header.machine));
         }
-        let mut shown = Shown {
+        let mut shown = Chosen {
             nrs: cfg.selection.as_ref().map(|s| s.iter().copied().collect()),
             hidden_pids: cfg.filter_pids.clone(),
-            ..Shown::default()
+            ..Chosen::default()
         };
         match &cfg.targets {
             Targets::Workload(_)
@@ -200,7 +169,7 @@ impl<'c, R: BufRead> Replay<'c, R> {
         let catalog = Catalog::new(SavedFormats(header.formats));
         let printer = Printer::new(catalog, fds, cfg)
             .with_events(table)
-            .showing(shown.clone());
+            .showing(|s| s.choosing(shown.clone()));
         Ok(Self {
             cfg,
             reader,
