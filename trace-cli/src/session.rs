@@ -486,7 +486,6 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     Ok(exit_code)
 }
 
-/// Unfinished entries belong to perf's text output without filters.
 /// The most calls `-e` runs on their own events (see [`syscall_hooks`]).
 const EVENTS_AT_MOST: usize = 32;
 
@@ -529,6 +528,7 @@ fn syscall_hooks(cfg: &Config, initial_ns: bool, tracefs: &Tracefs) -> SyscallHo
     SyscallHooks::Events(events)
 }
 
+/// Unfinished entries belong to perf's text output without filters.
 fn shows_unfinished(cfg: &Config) -> bool {
     !cfg.json
         && !cfg.failure_only
