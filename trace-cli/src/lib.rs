@@ -24,4 +24,5 @@ pub mod record;
 pub mod session;
 pub mod signals;
 pub mod symbols;
+pub mod tracefs_format;
 pub mod workload;

@@ -488,7 +488,6 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     Ok(exit_code)
 }
 
-/// Unfinished entries belong to perf's text output without filters.
 /// The most calls `-e` runs on their own events (see [`syscall_hooks`]).
 const EVENTS_AT_MOST: usize = 32;
 

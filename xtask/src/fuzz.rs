@@ -6,7 +6,7 @@ use std::{fs, path::Path, process::Command};
 
 use anyhow::{Context, Result};
 
-use crate::{run::run_step, setup::NIGHTLY, test::workspace_root};
+use crate::{paths::workspace_root, run::run_step, setup::NIGHTLY};
 
 pub const CARGO_FUZZ_VERSION: &str = "0.13.2";
 const TARGET: &str = "record_file";

@@ -1,10 +1,12 @@
 //! rtrace's task runner: `cargo xtask <setup|trace|test|fuzz|…>`.
 
 mod bench;
+mod benchmarks_md;
 mod container;
 mod docs;
 mod fidelity;
 mod fuzz;
+mod paths;
 mod run;
 mod setup;
 mod soak;
@@ -138,7 +140,7 @@ fn real_main() -> Result<()> {
                 "build rtrace",
                 Command::new("cargo").args(["build", "--release", "--package", "trace-cli"]),
             )?;
-            let status = Command::new(test::workspace_root().join("target/release/rtrace"))
+            let status = Command::new(paths::release_rtrace(&paths::workspace_root()))
                 .args(args)
                 .status()?;
             use std::os::unix::process::ExitStatusExt;

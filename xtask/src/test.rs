@@ -10,16 +10,10 @@ use std::{
 use anyhow::{Context, Result};
 
 use crate::{
+    paths::{debug_rtrace, workspace_root},
     run::{capture, run_step},
     vm,
 };
-
-pub fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask lives inside the workspace")
-        .to_path_buf()
-}
 
 /// The crates built for the host (trace-ebpf only builds for BPF, through aya-build).
 const USER_SIDE: [&str; 4] = ["trace-cli", "trace-common", "xtask", "rtrace-tests"];
@@ -71,12 +65,12 @@ pub fn test(lint: bool, filter: &[String]) -> Result<()> {
         cargo()
             .args(["test", "-p", "rtrace-tests", "--", "--test-threads=1"])
             .args(filter)
-            .env("RTRACE_BIN", root.join("target/debug/rtrace")),
+            .env("RTRACE_BIN", debug_rtrace(&root)),
     )?;
     if filter.is_empty() {
         // The fidelity tool on a few programs, so that it keeps working.
         println!("xtask: fidelity (a few programs)");
-        crate::fidelity::fidelity_with(&root.join("target/debug/rtrace"), true, &[], false)?;
+        crate::fidelity::fidelity_with(&debug_rtrace(&root), true, &[], false)?;
     }
     Ok(())
 }
@@ -95,7 +89,7 @@ fn build_rtrace(root: &Path) -> Result<PathBuf> {
             .current_dir(root)
             .args(["build", "--package", "trace-cli"]),
     )?;
-    Ok(root.join("target/debug/rtrace"))
+    Ok(debug_rtrace(root))
 }
 
 /// `cargo xtask test --kernel …`: builds rtrace and the root test executable on the

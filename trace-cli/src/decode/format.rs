@@ -1,5 +1,8 @@
-//! Argument names and types from a tracefs `events/syscalls/sys_enter_<name>/format`
-//! file (pure parsing; reading the file is `kernel::tracefs`).
+//! A syscall's argument names and types, from its tracefs
+//! `events/syscalls/sys_enter_<name>/format` file (parsed by [`crate::tracefs_format`];
+//! reading the file is `kernel::tracefs`).
+
+use crate::tracefs_format;
 
 /// How a raw 64-bit argument register is shown before any beautifier.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -72,34 +75,22 @@ pub fn kind_of(ty: &str) -> ArgKind {
 }
 
 /// The syscall's arguments, in order: every `field:` line after the common ones and
-/// `__syscall_nr`.
+/// `__syscall_nr`. A field without an offset still counts: arguments are told apart by
+/// their place (the register), not by where the format puts them.
 pub fn parse_format(text: &str) -> Vec<ArgSpec> {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let Some(decl) = line.trim().strip_prefix("field:") else {
-            continue;
-        };
-        let decl = decl.split(';').next().unwrap_or("").trim();
-        let Some(split) = decl.rfind([' ', '*']) else {
-            continue;
-        };
-        let (ty, name) = decl.split_at(split + 1);
-        let name = name.trim();
-        if name.starts_with("common_") || name == "__syscall_nr" || name.is_empty() {
-            continue;
-        }
-        out.push(ArgSpec {
-            name: name.to_string(),
-            kind: kind_of(ty),
-            ty: ty.trim().to_string(),
-        });
+    tracefs_format::parse(text)
+        .fields
+        .into_iter()
+        .filter(|f| !f.name.starts_with("common_") && f.name != "__syscall_nr")
         // A syscall has six registers of arguments, and a record carries six: a format
         // with more fields (only a damaged record file's) would index past them.
-        if out.len() == MAX_ARGS {
-            break;
-        }
-    }
-    out
+        .take(MAX_ARGS)
+        .map(|f| ArgSpec {
+            name: f.name.to_string(),
+            kind: kind_of(f.ty),
+            ty: f.ty.to_string(),
+        })
+        .collect()
 }
 
 /// Arguments a syscall has at most (`SyscallRecord::args`).
@@ -165,43 +156,14 @@ print fmt: \"dfd: 0x%08lx, filename: 0x%08lx\", ((unsigned long)(REC->dfd))
     }
 
     #[test]
-    fn empty_format_has_no_args() {
-        assert!(parse_format("").is_empty());
+    fn an_argument_without_offset_keeps_its_place() {
+        let args = parse_format("\tfield:int dfd;\n\tfield:const char * filename;\toffset:24;\n");
+        let names: Vec<&str> = args.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["dfd", "filename"]);
     }
-}
-
-/// The `offset:` of the field named `field` in a tracefs format text.
-pub fn field_offset(text: &str, field: &str) -> Option<u32> {
-    text.lines().find_map(|line| {
-        let mut parts = line.trim().split(';');
-        let decl = parts.next()?.trim().strip_prefix("field:")?;
-        let name = decl.rsplit([' ', '*']).next()?;
-        let name = name.split('[').next()?;
-        if name != field {
-            return None;
-        }
-        parts.find_map(|p| p.trim().strip_prefix("offset:")?.parse().ok())
-    })
-}
-
-#[cfg(test)]
-mod offset_tests {
-    use super::field_offset;
-
-    const EXIT: &str = "name: sched_process_exit
-format:
-\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
-\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;
-\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;
-\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;
-\tfield:bool group_dead;\toffset:32;\tsize:1;\tsigned:0;
-";
 
     #[test]
-    fn finds_offsets() {
-        assert_eq!(field_offset(EXIT, "group_dead"), Some(32));
-        assert_eq!(field_offset(EXIT, "pid"), Some(24));
-        assert_eq!(field_offset(EXIT, "comm"), Some(8));
-        assert_eq!(field_offset(EXIT, "child_pid"), None);
+    fn empty_format_has_no_args() {
+        assert!(parse_format("").is_empty());
     }
 }

@@ -1,5 +1,8 @@
-//! A tracepoint's fields, from its tracefs `format` file, and their values in a raw
-//! record (pure: reading the file is `kernel::tracefs`).
+//! A tracepoint's fields, from its tracefs `format` file (parsed by
+//! [`crate::tracefs_format`]), and their values in a raw record (pure: reading the file is
+//! `kernel::tracefs`).
+
+use crate::tracefs_format;
 
 /// One field of an event's record (the `common_*` header fields are left out).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -28,68 +31,36 @@ pub enum Layout {
     RelLoc,
 }
 
-/// The event's id (the record's `common_type`) and its fields, in record order.
+/// The event's id (the record's `common_type`) and its fields, in record order; a field
+/// without an offset or a size is left out (no value of it could be read).
 pub fn parse(text: &str) -> (Option<u16>, Vec<Field>) {
-    let mut id = None;
-    let mut fields = Vec::new();
-    for line in text.lines() {
-        let line = line.trim();
-        if let Some(v) = line.strip_prefix("ID:") {
-            id = v.trim().parse().ok();
-            continue;
-        }
-        let Some(rest) = line.strip_prefix("field:") else {
-            continue;
-        };
-        let mut parts = rest.split(';').map(str::trim);
-        let decl = parts.next().unwrap_or("");
-        let mut offset = None;
-        let mut size = None;
-        let mut signed = false;
-        for p in parts {
-            if let Some(v) = p.strip_prefix("offset:") {
-                offset = v.parse().ok();
-            } else if let Some(v) = p.strip_prefix("size:") {
-                size = v.parse().ok();
-            } else if let Some(v) = p.strip_prefix("signed:") {
-                signed = v == "1";
-            }
-        }
-        let (Some(offset), Some(size)) = (offset, size) else {
-            continue;
-        };
-        let Some(split) = decl.rfind([' ', '*']) else {
-            continue;
-        };
-        let (ty, name) = decl.split_at(split + 1);
-        let (name, in_place_array, count) = match name.split_once('[') {
-            Some((n, len)) => (n, true, len.trim_end_matches(']').parse().unwrap_or(0)),
-            None => (name, false, 0),
-        };
-        if name.starts_with("common_") || name.is_empty() {
-            continue;
-        }
-        let ty = ty.trim();
-        let layout = if ty.starts_with("__data_loc") {
-            Layout::DataLoc
-        } else if ty.starts_with("__rel_loc") {
-            Layout::RelLoc
-        } else if in_place_array {
-            Layout::Array
-        } else {
-            Layout::Scalar
-        };
-        fields.push(Field {
-            name: name.to_string(),
-            ty: ty.to_string(),
-            offset,
-            size,
-            signed,
-            layout,
-            count,
-        });
-    }
-    (id, fields)
+    let format = tracefs_format::parse(text);
+    let fields = format
+        .fields
+        .into_iter()
+        .filter(|f| !f.name.starts_with("common_"))
+        .filter_map(|f| {
+            let layout = if f.ty.starts_with("__data_loc") {
+                Layout::DataLoc
+            } else if f.ty.starts_with("__rel_loc") {
+                Layout::RelLoc
+            } else if f.array.is_some() {
+                Layout::Array
+            } else {
+                Layout::Scalar
+            };
+            Some(Field {
+                name: f.name.to_string(),
+                ty: f.ty.to_string(),
+                offset: f.offset?,
+                size: f.size?,
+                signed: f.signed,
+                layout,
+                count: f.array.unwrap_or(0),
+            })
+        })
+        .collect();
+    (format.id, fields)
 }
 
 impl Field {
@@ -195,6 +166,8 @@ mod tests {
         let text = "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n\tfield:__rel_loc char[] name;\toffset:24;\tsize:4;\tsigned:0;\n";
         let (_, f) = parse(text);
         assert_eq!((f[0].name.as_str(), f[0].layout), ("comm", Layout::Array));
+        // No size, no value: the field is left out.
+        assert_eq!(parse("\tfield:int x;\toffset:0;\n").1, []);
         let four = parse("\tfield:u8 saddr[4];\toffset:0;\tsize:4;\tsigned:0;\n").1;
         assert_eq!(four[0].int(&[127, 0, 0, 1]), None);
         let mut rec = vec![0u8; 28];

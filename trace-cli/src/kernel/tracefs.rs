@@ -112,7 +112,7 @@ impl Tracefs {
         field: &str,
     ) -> Result<Option<u32>, TracefsError> {
         let rel = format!("events/{category}/{event}/format");
-        Ok(crate::decode::format::field_offset(
+        Ok(crate::tracefs_format::field_offset(
             &self.read(&rel)?,
             field,
         ))

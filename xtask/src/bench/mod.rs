@@ -21,7 +21,11 @@ use std::{
 use anyhow::{Context as _, Result, bail};
 use report::{Row, Runs};
 
-use crate::{run::run_step, test::workspace_root};
+use crate::{
+    benchmarks_md::{git_head, section_of},
+    paths::{release_rtrace, workspace_root},
+    run::run_step,
+};
 
 pub struct Options {
     /// Read and write calls each of the syscall storm (dd bs=1).
@@ -317,7 +321,7 @@ fn build(root: &Path) -> Result<Bins> {
     let storm_threads = helper("storm_threads", &["-pthread"])?;
     let peak_rss = helper("peak_rss", &[])?;
     Ok(Bins {
-        rtrace: root.join("target/release/rtrace"),
+        rtrace: release_rtrace(root),
         floor: root.join("target/release/rtrace-floor"),
         storm_threads,
         peak_rss,
@@ -458,7 +462,7 @@ pub fn bench(o: Options) -> Result<()> {
     let path = root.join("BENCHMARKS.md");
     // The soak's section (cargo xtask soak) stays as it was.
     let old = fs::read_to_string(&path).unwrap_or_default();
-    if let Some(soak) = crate::soak::section_of(&old) {
+    if let Some(soak) = section_of(&old) {
         page.push('\n');
         page.push_str(soak);
         page.push('\n');
@@ -486,14 +490,4 @@ fn reader_bench(root: &Path) -> Result<String> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| format!("{l}\n"))
         .collect())
-}
-
-pub fn git_head(root: &Path) -> String {
-    Command::new("git")
-        .current_dir(root)
-        .args(["describe", "--always", "--dirty"])
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .map_or_else(|| "unknown".into(), |s| s.trim().to_string())
 }

@@ -13,7 +13,10 @@ use std::{
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::{run::run_step, test::workspace_root};
+use crate::{
+    paths::{release_rtrace, workspace_root},
+    run::run_step,
+};
 use compare::{Class, Report};
 
 /// (name, command): file walkers, archivers, compilers, interpreters, shells and
@@ -100,12 +103,7 @@ pub fn fidelity(quick: bool, only: &[String], verbose: bool) -> Result<()> {
         "build rtrace (release)",
         Command::new("cargo").args(["build", "--release", "--package", "trace-cli"]),
     )?;
-    fidelity_with(
-        &workspace_root().join("target/release/rtrace"),
-        quick,
-        only,
-        verbose,
-    )
+    fidelity_with(&release_rtrace(&workspace_root()), quick, only, verbose)
 }
 
 /// Runs the corpus (or its first few, `quick`) with this rtrace binary; fails when a

@@ -18,7 +18,11 @@ use std::{
 
 use anyhow::{Context as _, Result, bail};
 
-use crate::{run::run_step, test::workspace_root};
+use crate::{
+    benchmarks_md::{SECTION_END, SECTION_START, git_head, with_section},
+    paths::{release_rtrace, workspace_root},
+    run::run_step,
+};
 
 pub struct Options {
     /// How long each mode runs.
@@ -33,10 +37,6 @@ const MODES: [&[&str]; 4] = [
     &["-a", "-F", "all"],
     &["-a", "--call-graph", "fp"],
 ];
-
-/// Where BENCHMARKS.md holds the soak's section (the bench rewrites the rest).
-pub const SECTION_START: &str = "<!-- soak: written by cargo xtask soak -->";
-pub const SECTION_END: &str = "<!-- /soak -->";
 
 /// A process of the churn, killed with its process group when dropped.
 struct Churn(Child);
@@ -108,7 +108,7 @@ pub fn soak(o: Options) -> Result<()> {
             "trace-cli",
         ]),
     )?;
-    let rtrace = root.join("target/release/rtrace");
+    let rtrace = release_rtrace(&root);
     let dir = root.join("target/soak");
     fs::create_dir_all(&dir)?;
     let here = root.join("xtask/src/soak");
@@ -198,7 +198,7 @@ fn report(o: &Options, curves: &[(String, Vec<Sample>, Vec<String>)]) -> String 
         "Written by `cargo xtask soak --seconds {} --every {}` (rtrace {}): each mode of the release build traced the whole machine for {} s beside a churn of `/bin/true` from a shell loop, threads that come and go four at a time, and an 8 MiB file written through a shared mapping then replaced (a linker's output), sampled every {} s. Growth: from the sample at a quarter of the run (after warm-up) to the last.\n",
         o.seconds,
         o.every,
-        crate::bench::git_head(&workspace_root()),
+        git_head(&workspace_root()),
         o.seconds,
         o.every
     );
@@ -231,44 +231,9 @@ fn report(o: &Options, curves: &[(String, Vec<Sample>, Vec<String>)]) -> String 
     s
 }
 
-/// `page` with its soak section replaced by `section` (appended where it has none).
-pub fn with_section(page: &str, section: &str) -> String {
-    match (page.find(SECTION_START), page.find(SECTION_END)) {
-        (Some(a), Some(b)) if b > a => {
-            let end = b + SECTION_END.len();
-            let rest = page[end..].strip_prefix('\n').unwrap_or(&page[end..]);
-            format!("{}{section}{rest}", &page[..a])
-        }
-        _ => format!("{}\n\n{section}", page.trim_end()),
-    }
-}
-
-/// The soak section of `page`, if it has one (the bench keeps it when it rewrites the
-/// page).
-pub fn section_of(page: &str) -> Option<&str> {
-    let a = page.find(SECTION_START)?;
-    let b = page[a..].find(SECTION_END)? + a;
-    Some(&page[a..b + SECTION_END.len()])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_section_is_replaced_in_place_or_appended() {
-        let section = format!("{SECTION_START}\nnew\n{SECTION_END}\n");
-        assert_eq!(with_section("# B\n", &section), format!("# B\n\n{section}"));
-        let page = format!("# B\n{SECTION_START}\nold\n{SECTION_END}\nafter\n");
-        assert_eq!(
-            with_section(&page, &section),
-            format!("# B\n{section}after\n")
-        );
-        assert_eq!(
-            section_of(&page),
-            Some(format!("{SECTION_START}\nold\n{SECTION_END}").as_str())
-        );
-    }
 
     #[test]
     fn growth_is_from_after_warm_up() {

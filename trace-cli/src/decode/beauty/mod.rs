@@ -166,9 +166,6 @@ impl Beauty {
 
 const AT_FDCWD: i32 = -100;
 
-/// Writes `raw` as `b` shows it. `mem` is what was copied from user memory for this
-/// argument: `Some(Ok(read))`, `Some(Err(()))` for a failed read, `None` when nothing
-/// was copied; a value that needs memory and has none is shown as the pointer.
 /// How values are spelled: perfconfig's `show_prefix` (`O_RDONLY`), and the compact
 /// struct form perf's BTF printer uses when argument names are off (`{1,}`).
 /// `items`: how many argv entries are shown (`--string-limit`).
@@ -189,6 +186,9 @@ impl Default for Style {
     }
 }
 
+/// Writes `raw` as `b` shows it. `mem` is what was copied from user memory for this
+/// argument: `Some(Ok(read))`, `Some(Err(()))` for a failed read, `None` when nothing
+/// was copied; a value that needs memory and has none is shown as the pointer.
 pub fn write_arg(
     out: &mut String,
     b: Beauty,
