@@ -1,6 +1,7 @@
 //! Turning records into what perf trace prints: syscall names, argument names and kinds,
 //! how each return value is shown. Pure, apart from the format source it is given.
 
+pub mod args;
 pub mod assemble;
 pub mod beauty;
 pub mod classes;

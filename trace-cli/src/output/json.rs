@@ -9,14 +9,10 @@ use serde_json::value::RawValue;
 use trace_common::{SyscallRecord, record::Augmented};
 
 use crate::decode::{
-    RetKind, SyscallInfo,
-    beauty::{
-        self, Beauty, Style,
-        context::{self, Shown},
-    },
+    RetKind, SyscallInfo, args,
+    beauty::{self, Style},
     errno::{ErrnoTable, MAX_ERRNO},
     escape,
-    format::ArgKind,
 };
 use crate::output::line::comm_bytes;
 
@@ -58,36 +54,22 @@ struct Args<'a, 'm> {
 impl Serialize for Args<'_, '_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let (rec, info) = (self.rec, self.info);
-        let specs = match (rec.has_entry(), info.args.as_deref()) {
-            (true, Some(specs)) => specs,
-            _ => &[],
+        let n = if rec.has_entry() {
+            info.args.as_ref().map_or(0, Vec::len)
+        } else {
+            0
         };
-        let mut map = serializer.serialize_map(Some(specs.len()))?;
-        for (i, (spec, &raw)) in specs.iter().zip(rec.args.iter()).enumerate() {
-            // An argument the call does not use is decoded as its raw value.
-            let b = match context::shown(&info.name, &spec.name, &rec.args) {
-                Some(Shown::As(b)) => b,
-                Some(Shown::Hidden) => Beauty::Raw(spec.kind),
-                None => info
-                    .beauties
-                    .get(i)
-                    .copied()
-                    .unwrap_or(Beauty::Raw(spec.kind)),
-            };
-            let b = b.settled(rec.has_exit() && rec.ret >= 0);
-            let written = !b.is_output() || (rec.has_exit() && b.output_written(rec.ret));
-            let m = if b.reads_memory() && written {
-                (self.mem)(i)
-            } else {
-                None
-            };
+        let mut map = serializer.serialize_map(Some(n))?;
+        // Every argument, one the call does not use as its raw value.
+        for arg in args::args(rec, info) {
+            let (b, m) = arg.written(rec, self.mem);
             let mut decoded = self.scratch.borrow_mut();
             decoded.clear();
-            beauty::write_arg(&mut decoded, b, raw, m, self.style);
+            beauty::write_arg(&mut decoded, b, arg.raw, m, self.style);
             map.serialize_entry(
-                &spec.name,
+                arg.name,
                 &Arg {
-                    raw: raw_as_c(raw, spec.kind),
+                    raw: arg.as_c(),
                     decoded: &decoded,
                 },
             )?;
@@ -121,15 +103,6 @@ fn write_ms6(out: &mut String, ns: i128) {
 /// A number written by [`write_ms6`], as JSON takes it (it always is one).
 fn ms6(text: &str) -> Option<&RawValue> {
     serde_json::from_str(text).ok()
-}
-
-fn raw_as_c(raw: u64, kind: ArgKind) -> i128 {
-    match kind {
-        ArgKind::I32 => i128::from(raw as u32 as i32),
-        ArgKind::U32 => i128::from(raw as u32),
-        ArgKind::I64 => i128::from(raw as i64),
-        ArgKind::Pointer | ArgKind::U64 => i128::from(raw),
-    }
 }
 
 impl JsonFormatter {
@@ -359,7 +332,7 @@ mod tests {
     use trace_common::record::{KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT};
 
     use super::*;
-    use crate::decode::format::ArgSpec;
+    use crate::decode::format::{ArgKind, ArgSpec};
 
     #[test]
     fn one_object_per_call() {

@@ -14,10 +14,10 @@ use trace_common::{
 use crate::symbols::Location;
 
 use crate::decode::{
-    RetKind, SyscallInfo,
+    RetKind, SyscallInfo, args,
     beauty::{
         self, Beauty,
-        context::{self, RetShown, Shown},
+        context::{self, RetShown},
     },
     errno::{ErrnoTable, MAX_ERRNO},
     escape,
@@ -278,19 +278,13 @@ impl LineFormatter {
             first = false;
         };
         match &info.args {
-            Some(specs) => {
-                for (i, (spec, &raw)) in specs.iter().zip(rec.args.iter()).enumerate() {
-                    let mut beauty = info
-                        .beauties
-                        .get(i)
-                        .copied()
-                        .unwrap_or(Beauty::Raw(spec.kind));
-                    match context::shown(&info.name, &spec.name, &rec.args) {
-                        Some(Shown::Hidden) => continue,
-                        Some(Shown::As(b)) => beauty = b,
-                        None => {}
-                    }
-                    if truncate(raw, spec.kind) == 0
+            Some(_) => {
+                for arg in args::args(rec, info) {
+                    // What the call does not use is left out, and zeros but where asked.
+                    let Some(beauty) = arg.beauty else {
+                        continue;
+                    };
+                    if arg.is_zero()
                         && self.opts.show_arg_names
                         && !self.opts.show_zeros
                         && !beauty.shows_zero()
@@ -299,32 +293,24 @@ impl LineFormatter {
                     }
                     sep(out);
                     if self.opts.show_arg_names {
-                        let _ = write!(out, "{}: ", spec.name);
+                        let _ = write!(out, "{}: ", arg.name);
                     }
-                    let beauty = beauty.settled(rec.has_exit() && rec.ret >= 0);
-                    // What the call writes is shown once it succeeded, else the pointer.
-                    let written =
-                        !beauty.is_output() || (rec.has_exit() && beauty.output_written(rec.ret));
-                    let m = if beauty.reads_memory() && written {
-                        mem(i)
-                    } else {
-                        None
-                    };
+                    let (beauty, m) = arg.written(rec, mem);
                     let style = beauty::Style {
                         prefix: self.opts.show_prefix,
                         compact: !self.opts.show_arg_names,
                         items: self.opts.string_limit,
                     };
-                    beauty::write_arg(out, beauty, raw, m, style);
+                    beauty::write_arg(out, beauty, arg.raw, m, style);
                     if matches!(beauty, Beauty::Fd | Beauty::Dfd)
-                        && let Some(path) = fd_path(raw as u32 as i32)
+                        && let Some(path) = fd_path(arg.raw as u32 as i32)
                     {
                         out.push('<');
                         escape::bare(out, path);
                         out.push('>');
                     }
                     if beauty == Beauty::Pid {
-                        self.pid_comm(out, raw as u32 as i32);
+                        self.pid_comm(out, arg.raw as u32 as i32);
                     }
                 }
             }
@@ -453,14 +439,6 @@ fn itoa_len(mut n: u128) -> usize {
         len += 1;
     }
     len
-}
-
-/// The value of a raw register as its C type sees it.
-fn truncate(raw: u64, kind: ArgKind) -> u64 {
-    match kind {
-        ArgKind::I32 | ArgKind::U32 => raw & 0xffff_ffff,
-        _ => raw,
-    }
 }
 
 #[cfg(test)]
