@@ -27,6 +27,7 @@ use crate::{
         printer::Printer,
         summary::{SummaryOptions, render, render_json},
     },
+    pids::fd_seed::ProcCanon,
 };
 
 /// Which recorded tasks and calls this replay shows.
@@ -174,8 +175,11 @@ impl<'c, R: BufRead> Replay<'c, R> {
         let mut fds = FdTable::new(
             all_traced(selection, &["close"]),
             all_traced(selection, CWD_CALLS),
+            ProcCanon,
         );
-        fds.seed_procs(header.seeds.iter().map(file::SavedSeed::to_seed).collect());
+        // A record's seeds carry their fds (the command's were saved as rtrace's own).
+        let seeds = header.seeds.iter().map(file::SavedSeed::to_seed).collect();
+        fds.seed_procs(seeds, &[]);
         // -e: the events it names (none, when it names only syscalls), as live.
         if cfg.selection.is_some() || !cfg.events.is_empty() {
             let pairs: Vec<(String, String)> = header
