@@ -209,21 +209,12 @@ impl FdTable {
                 _ => {}
             },
             FdEffect::Exec if ret == 0 => self.exec(pid),
-            FdEffect::Open { dfd, flags } if ret >= 0 => {
-                let dfd = dfd.map(|i| rec.args[i] as u32 as i32);
-                let path = path_arg
-                    .and_then(|p| self.resolve(pid, dfd, p))
-                    .map(|p| self.canonical(pid, p));
-                let on_exec = flags.is_some_and(|i| cloexec(rec.args[i]));
-                self.set_fd(pid, ret as i32, path, on_exec);
-            }
+            FdEffect::Open { dfd, flags } if ret >= 0 => self.opened(rec, dfd, flags, path_arg),
             FdEffect::Dup if ret >= 0 => self.dup(pid, fd0, ret as i32, false),
             FdEffect::Dup3 if ret >= 0 => self.dup(pid, fd0, ret as i32, cloexec(rec.args[2])),
             FdEffect::Fcntl => self.fcntl(rec),
             FdEffect::Chdir if cwd && ret == 0 => {
-                let to = path_arg
-                    .and_then(|p| self.resolve(pid, None, p))
-                    .map(|p| self.canonical(pid, p));
+                let to = path_arg.and_then(|p| self.resolved(pid, None, p));
                 self.changed_dir(rec, to);
             }
             FdEffect::Fchdir if cwd && ret == 0 => {
@@ -231,14 +222,27 @@ impl FdTable {
                 self.changed_dir(rec, to);
             }
             FdEffect::Clone if ret > 0 => {
-                let flags = rec.args[0];
-                let thread = flags & libc::CLONE_THREAD as u64 != 0;
-                let new_ns = flags & libc::CLONE_NEWNS as u64 != 0;
-                self.forked(rec, thread, new_ns);
+                let has = |flag: i32| rec.args[0] & flag as u64 != 0;
+                self.forked(rec, has(libc::CLONE_THREAD), has(libc::CLONE_NEWNS));
             }
             FdEffect::Fork if ret > 0 => self.forked(rec, false, false),
             _ => {}
         }
+    }
+
+    /// An open of `path_arg` that returned a new fd; `dfd` and `flags`: which
+    /// arguments hold the directory fd and the open flags.
+    fn opened(
+        &mut self,
+        rec: &SyscallRecord,
+        dfd: Option<usize>,
+        flags: Option<usize>,
+        path_arg: Option<&[u8]>,
+    ) {
+        let dfd = dfd.map(|i| rec.args[i] as u32 as i32);
+        let path = path_arg.and_then(|p| self.resolved(rec.pid, dfd, p));
+        let on_exec = flags.is_some_and(|i| cloexec(rec.args[i]));
+        self.set_fd(rec.pid, rec.ret as i32, path, on_exec);
     }
 
     /// `fd` of `pid` now refers to `path`, closed on exec or not.
@@ -339,6 +343,13 @@ impl FdTable {
             return path;
         }
         canon.canonical(&path).unwrap_or(path)
+    }
+
+    /// Where `path`, given to a call of `pid` with directory fd `dfd`, leads, as /proc
+    /// shows it.
+    fn resolved(&mut self, pid: u32, dfd: Option<i32>, path: &[u8]) -> Path {
+        let path = self.resolve(pid, dfd, path)?;
+        Some(self.canonical(pid, path))
     }
 
     /// Where `path`, given to a call of `pid` with directory fd `dfd`, leads.
@@ -815,5 +826,98 @@ mod tests {
         e.pid = 77;
         t.update(&e, &exit, None, None);
         assert!(t.cwd(77).is_none());
+    }
+
+    /// A file system where `/home/u/link` is a symbolic link to `/srv/real`, seen as
+    /// rtrace sees it by every process but `OTHER`.
+    struct Linked;
+    const OTHER: u32 = 4_000_100;
+    impl Canon for Linked {
+        fn same_view(&self, pid: u32) -> bool {
+            pid != OTHER
+        }
+        fn canonical(&self, path: &[u8]) -> Option<Box<[u8]>> {
+            let rest = path.strip_prefix(b"/home/u/link")?;
+            Some([&b"/srv/real"[..], rest].concat().into())
+        }
+    }
+
+    #[test]
+    fn paths_are_canonical_for_a_process_that_sees_what_rtrace_sees() {
+        let mut t = FdTable::new(true, true, Linked);
+        let o = openat();
+        t.update(
+            &rec([CWD, 0, 0, 0, 0, 0], 3),
+            &o,
+            Some(b"/home/u/link/f"),
+            None,
+        );
+        assert_eq!(t.path(PID, 3), Some(&b"/srv/real/f"[..]));
+        // What cannot be resolved (gone) stays as given.
+        t.update(&rec([CWD, 0, 0, 0, 0, 0], 4), &o, Some(b"/home/u/x"), None);
+        assert_eq!(t.path(PID, 4), Some(&b"/home/u/x"[..]));
+        // A process in a view of its own: as it gave it.
+        let mut r = rec([CWD, 0, 0, 0, 0, 0], 3);
+        r.pid = OTHER;
+        t.update(&r, &o, Some(b"/home/u/link/f"), None);
+        assert_eq!(t.path(OTHER, 3), Some(&b"/home/u/link/f"[..]));
+        // A chdir is resolved too, and a relative open then starts from there.
+        let chdir = info("chdir", &[("filename", "const char *")]);
+        t.seed_procs(vec![seed_at(PID, b"/home/u")], &[]);
+        t.update(&at(200, 210, [0; 6], 0), &chdir, Some(b"link"), None);
+        assert_eq!(t.cwd(PID), Some(&b"/srv/real"[..]));
+        t.update(&at(300, 310, [CWD, 0, 0, 0, 0, 0], 5), &o, Some(b"g"), None);
+        assert_eq!(t.path(PID, 5), Some(&b"/srv/real/g"[..]));
+    }
+
+    /// `pid` in `cwd`, seeing the file system as rtrace does.
+    fn seed_at(pid: u32, cwd: &[u8]) -> ProcSeed {
+        ProcSeed {
+            pid,
+            path: Some(cwd.into()),
+            before_ns: 0,
+            after_ns: 0,
+            fds: Some(Vec::new()),
+            same_view: true,
+        }
+    }
+
+    #[test]
+    fn a_child_in_a_new_mount_namespace_is_not_resolved() {
+        let clone = info("clone", &[("clone_flags", "unsigned long")]);
+        let mut t = FdTable::new(true, true, Linked);
+        t.seed_procs(vec![seed_at(PID, b"/")], &[]);
+        let new_ns = libc::CLONE_NEWNS as u64;
+        t.update(&at(10, 20, [new_ns, 0, 0, 0, 0, 0], 77), &clone, None, None);
+        let mut child = at(30, 40, [CWD, 0, 0, 0, 0, 0], 3);
+        child.pid = 77;
+        t.update(&child, &openat(), Some(b"/home/u/link/f"), None);
+        assert_eq!(t.path(77, 3), Some(&b"/home/u/link/f"[..]));
+        // A plain fork shares its parent's view.
+        t.update(&at(50, 60, [0x11, 0, 0, 0, 0, 0], 78), &clone, None, None);
+        child.pid = 78;
+        t.update(&child, &openat(), Some(b"/home/u/link/f"), None);
+        assert_eq!(t.path(78, 3), Some(&b"/srv/real/f"[..]));
+    }
+
+    #[test]
+    fn a_seed_without_fds_has_the_inherited_ones() {
+        let mut t = FdTable::new(true, true, Blind);
+        let seed = |pid, fds| ProcSeed {
+            pid,
+            path: None,
+            before_ns: 0,
+            after_ns: 0,
+            fds,
+            same_view: false,
+        };
+        let inherited = [(1, Box::from(&b"/dev/pts/0"[..]))];
+        let own = vec![(3, Box::from(&b"/etc/hostname"[..]))];
+        t.seed_procs(vec![seed(PID, None), seed(77, Some(own))], &inherited);
+        assert_eq!(t.path(PID, 1), Some(&b"/dev/pts/0"[..]));
+        assert_eq!(
+            (t.path(77, 1), t.path(77, 3)),
+            (None, Some(&b"/etc/hostname"[..]))
+        );
     }
 }
