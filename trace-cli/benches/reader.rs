@@ -11,6 +11,7 @@ use trace_cli::{
     decode::{Catalog, FormatSource, fd_table::FdTable},
     output::printer::Printer,
     perfconfig::TraceSettings,
+    pids::fd_seed::ProcCanon,
 };
 use trace_common::{
     SyscallRecord,
@@ -93,7 +94,11 @@ fn config(extra: &[&str]) -> Config {
 fn run(bencher: divan::Bencher, extra: &[&str]) {
     let cfg = config(extra);
     let items: Vec<Vec<u8>> = (0..BATCH).map(record).collect();
-    let mut printer = Printer::new(Catalog::new(Formats), FdTable::new(true, true), &cfg);
+    let mut printer = Printer::new(
+        Catalog::new(Formats),
+        FdTable::new(true, true, ProcCanon),
+        &cfg,
+    );
     // What is measured is real lines: the storm's two calls, decoded.
     let mut first = Vec::new();
     for item in &items[..2] {

@@ -13,6 +13,7 @@ macro_rules! say {
 }
 
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod decode;
 pub mod events;

@@ -2,13 +2,13 @@
 //! the exit status; everything else is in the library (`lib.rs`).
 
 use clap::Parser;
-use trace_cli::{cli, config, decode, kernel, perfconfig, pids, say, session, signals};
+use trace_cli::{cli, config, kernel, perfconfig, pids, say, session, signals};
 
 fn main() {
     // First of all: a stop asked for while rtrace starts is honoured, not lost.
     signals::catch_early();
     // Before rtrace opens anything: what a command it runs will inherit.
-    decode::fd_table::snapshot_inherited_fds();
+    pids::fd_seed::snapshot_inherited_fds();
     // Large blocks (the kernel's BTF, read twice at start: 5 MiB each) always from
     // mmap, so that they go back to the system when freed. glibc would otherwise raise
     // its threshold after the first is freed and take the next ones from the heap,

@@ -53,6 +53,7 @@ use crate::{
         summary::SummaryOptions,
     },
     pids::{
+        fd_seed,
         proc_stat::{Liveness, process_liveness, task_liveness},
         prune::prune,
         targets,
@@ -317,7 +318,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         loader::attach_faults(&mut bpf, cfg.faults, cfg.cpus.as_deref())?;
     }
     // Where each target is, read once tracing has begun (the held command has not run).
-    let proc_seeds = ProcSeed::read(
+    let proc_seeds = fd_seed::read(
         processes_to_seed(&cfg, workload.as_ref()),
         workload.as_ref().map(|w| w.pid),
     );
@@ -333,7 +334,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
             events,
             seeds: proc_seeds
                 .iter()
-                .map(|s| crate::record::file::SavedSeed::from_seed(s, fd_table::inherited_fds()))
+                .map(|s| crate::record::file::SavedSeed::from_seed(s, fd_seed::inherited_fds()))
                 .collect(),
             names_pids: ns.is_initial(),
         };
@@ -377,7 +378,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         }
         // The events attached before the delay show nothing from within it, however
         // it ended.
-        shown_from_ns = fd_table::monotonic_ns();
+        shown_from_ns = crate::clock::monotonic_ns();
     }
     if cfg.verbose > 0 {
         say!("rtrace: tracing started");
@@ -843,8 +844,12 @@ async fn event_loop<'c>(
         source: io::Error::other(e),
     })?;
 
-    let mut fds = FdTable::new(close_traced(cfg), all_traced(cfg, fd_table::CWD_CALLS));
-    fds.seed_procs(proc_seeds);
+    let mut fds = FdTable::new(
+        close_traced(cfg),
+        all_traced(cfg, fd_table::CWD_CALLS),
+        fd_seed::ProcCanon,
+    );
+    fds.seed_procs(proc_seeds, fd_seed::inherited_fds());
     // Printed, or recorded as they came (decoded only when replayed).
     let mut printer: Box<dyn Consumer + '_> = if cfg.record {
         Box::new(Recorder::new(cfg.max_events))

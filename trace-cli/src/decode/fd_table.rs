@@ -9,13 +9,15 @@
 //! it is read from /proc once when tracing starts, passed from parent to child at
 //! fork, and followed through chdir and fchdir. When it cannot be known, the fd gets
 //! no path rather than a wrong one.
+//!
+//! The table does no I/O: /proc is read in `pids::fd_seed`, and the file system is
+//! asked through [`Canon`].
 
 use rustc_hash::FxHashMap as HashMap;
 
-use procfs::process::{FDTarget, Process};
 use trace_common::SyscallRecord;
 
-use crate::decode::{SyscallInfo, beauty::Beauty};
+use crate::decode::{SyscallInfo, fd_effect::FdEffect};
 
 /// The calls whose records the working directory needs.
 pub const CWD_CALLS: &[&str] = &[
@@ -28,50 +30,40 @@ pub const CWD_CALLS: &[&str] = &[
     "exit_group",
 ];
 
-const OPENS: &[&str] = &["open", "openat", "openat2", "creat"];
-/// Calls that return a new fd of something without a path rtrace can name (a socket, an
-/// eventfd, a pidfd…): the number is reused, so what rtrace knew of it is gone.
-const NEW_FDS: &[&str] = &[
-    "socket",
-    "accept",
-    "accept4",
-    "eventfd",
-    "eventfd2",
-    "epoll_create",
-    "epoll_create1",
-    "signalfd",
-    "signalfd4",
-    "timerfd_create",
-    "inotify_init",
-    "inotify_init1",
-    "fanotify_init",
-    "memfd_create",
-    "memfd_secret",
-    "pidfd_open",
-    "pidfd_getfd",
-    "userfaultfd",
-    "perf_event_open",
-    "io_uring_setup",
-    "open_by_handle_at",
-    "open_tree",
-    "fsopen",
-    "fsmount",
-    "fspick",
-    "mq_open",
-    "landlock_create_ruleset",
-];
-/// Calls that write two new fds into the caller's memory.
-const NEW_FD_PAIRS: &[&str] = &["pipe", "pipe2", "socketpair"];
 /// ioctl's FIOCLEX and FIONCLEX: an fd's close-on-exec flag, as F_SETFD sets it.
 const FIOCLEX: u64 = 0x5451;
 const FIONCLEX: u64 = 0x5450;
 /// close_range's flag that marks the fds close-on-exec instead of closing them.
 const CLOSE_RANGE_CLOEXEC: u64 = 4;
-const DUPS: &[&str] = &["dup", "dup2", "dup3"];
-const FORKS: &[&str] = &["clone", "clone3", "fork", "vfork"];
 const AT_FDCWD: i32 = -100;
 
 type Path = Option<Box<[u8]>>;
+
+/// What the table asks of the file system, to show a path as /proc (and perf) does.
+/// The real one is `pids::fd_seed::ProcCanon`; tests give a fake.
+pub trait Canon {
+    /// Whether `pid` sees the file system as rtrace does (same root, same mount
+    /// namespace), so that rtrace may resolve its paths' symbolic links. Asked once
+    /// per process the table meets without knowing it.
+    fn same_view(&self, pid: u32) -> bool;
+    /// `path` with its symbolic links and `..` resolved; `None` when it cannot be
+    /// (it is gone).
+    fn canonical(&self, path: &[u8]) -> Option<Box<[u8]>>;
+}
+
+/// A file system the table may not look into (a record's, replayed): every path stays
+/// as the program gave it, joined to its working directory.
+pub struct AsGiven;
+
+impl Canon for AsGiven {
+    fn same_view(&self, _: u32) -> bool {
+        false
+    }
+
+    fn canonical(&self, _: &[u8]) -> Option<Box<[u8]>> {
+        None
+    }
+}
 
 /// A process's working directory as rtrace knows it.
 #[derive(Clone, Debug)]
@@ -86,7 +78,8 @@ struct Cwd {
     read_between: Option<(u64, u64)>,
 }
 
-/// A process's working directory and open fds, read from /proc when tracing started.
+/// A process's working directory and open fds, read from /proc when tracing started
+/// (by `pids::fd_seed::read`, or from a record file's header).
 #[derive(Clone, Debug)]
 pub struct ProcSeed {
     pub pid: u32,
@@ -107,123 +100,6 @@ pub fn all_traced(selection: Option<&[u32]>, names: &[&str]) -> bool {
             crate::decode::syscall_table::number(name).is_none_or(|nr| nrs.contains(&nr))
         })
     })
-}
-
-/// CLOCK_MONOTONIC in nanoseconds, the clock of the records' times.
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec to write.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-impl ProcSeed {
-    /// Reads the working directory and the fds of each process in `pids` from `/proc`;
-    /// `command`'s fds are the ones rtrace was started with.
-    pub fn read(pids: impl IntoIterator<Item = u32>, command: Option<u32>) -> Vec<ProcSeed> {
-        pids.into_iter()
-            .map(|pid| {
-                let before_ns = monotonic_ns();
-                let process = i32::try_from(pid).ok().and_then(|p| Process::new(p).ok());
-                let path = process
-                    .as_ref()
-                    .and_then(|p| p.cwd().ok())
-                    .map(|p| p.into_os_string().into_encoded_bytes().into_boxed_slice());
-                let fds = (Some(pid) != command).then(|| {
-                    process
-                        .as_ref()
-                        .and_then(|p| p.fd().ok())
-                        .map(|fds| {
-                            fds.filter_map(|f| {
-                                let fd = f.ok()?.fd;
-                                Some((fd, fd_link(pid, fd)?))
-                            })
-                            .collect()
-                        })
-                        .unwrap_or_default()
-                });
-                ProcSeed {
-                    pid,
-                    path,
-                    before_ns,
-                    after_ns: monotonic_ns(),
-                    fds,
-                    same_view: same_view(pid),
-                }
-            })
-            .collect()
-    }
-}
-
-/// What /proc/<pid>/fd/<fd> links to, as the kernel spells it (`/etc/hostname`,
-/// `socket:[123]`, `pipe:[45]`, `anon_inode:[eventfd]`).
-fn fd_link(pid: u32, fd: i32) -> Path {
-    let info = Process::new(i32::try_from(pid).ok()?)
-        .ok()?
-        .fd_from_fd(fd)
-        .ok()?;
-    let text = match info.target {
-        FDTarget::Path(p) => return Some(p.into_os_string().into_encoded_bytes().into()),
-        FDTarget::Socket(i) => format!("socket:[{i}]"),
-        FDTarget::Net(i) => format!("net:[{i}]"),
-        FDTarget::Pipe(i) => format!("pipe:[{i}]"),
-        FDTarget::AnonInode(k) => format!("anon_inode:{k}"),
-        FDTarget::MemFD(name) => format!("/memfd:{name}"),
-        FDTarget::Other(kind, i) => format!("{kind}:[{i}]"),
-        FDTarget::Unknown(kind, rest) => format!("{kind}:{rest}"),
-    };
-    Some(text.into_bytes().into_boxed_slice())
-}
-
-/// The fds rtrace itself was started with, and what they refer to: the ones a command it
-/// runs keeps after its exec (rtrace opens everything of its own close-on-exec). Taken
-/// once, first thing in `main`, before rtrace opens anything.
-static INHERITED: std::sync::OnceLock<Vec<(i32, Box<[u8]>)>> = std::sync::OnceLock::new();
-
-/// The fds rtrace was started with (those a command it runs inherits).
-pub fn inherited_fds() -> &'static [(i32, Box<[u8]>)] {
-    INHERITED.get().map_or(&[][..], Vec::as_slice)
-}
-
-pub fn snapshot_inherited_fds() {
-    let _ = INHERITED.set(open_fds());
-}
-
-/// This process's open fds and what they refer to. The numbers are listed first and the
-/// listing closed: the /proc directories it held open are not fds of the process
-/// (they were taken as inherited fds named `/proc/<pid>/fd`), and their numbers no longer
-/// read. Each link is read by path, which holds no fd.
-fn open_fds() -> Vec<(i32, Box<[u8]>)> {
-    let numbers: Vec<i32> = Process::myself()
-        .and_then(|p| p.fd())
-        .map(|fds| fds.filter_map(|f| Some(f.ok()?.fd)).collect())
-        .unwrap_or_default();
-    numbers
-        .into_iter()
-        .filter_map(|fd| {
-            let link = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
-            Some((fd, link.into_os_string().into_encoded_bytes().into()))
-        })
-        .collect()
-}
-
-/// Whether `pid` has rtrace's root directory and mount namespace.
-fn same_view(pid: u32) -> bool {
-    fn mnt_ns(p: &Process) -> Option<u64> {
-        let all = p.namespaces().ok()?;
-        Some(all.0.get(std::ffi::OsStr::new("mnt"))?.identifier)
-    }
-    // rtrace's own, read once.
-    static MINE: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
-    let mine = *MINE.get_or_init(|| Process::myself().ok().as_ref().and_then(mnt_ns));
-    let Some(other) = i32::try_from(pid).ok().and_then(|p| Process::new(p).ok()) else {
-        return false;
-    };
-    let root_is_slash = other.root().is_ok_and(|r| r == std::path::Path::new("/"));
-    root_is_slash && mine.is_some() && mine == mnt_ns(&other)
 }
 
 /// `base/rel`, without a `./` in front of `rel` or a `.` at its end.
@@ -254,11 +130,13 @@ pub struct FdTable {
     same_view: HashMap<u32, bool>,
     /// Fds known to be close-on-exec: a successful execve closes them.
     cloexec: rustc_hash::FxHashSet<(u32, i32)>,
+    canon: Box<dyn Canon>,
 }
 
 impl FdTable {
-    /// `enabled`: close is traced; `cwd_enabled`: every call in [`CWD_CALLS`] is.
-    pub fn new(enabled: bool, cwd_enabled: bool) -> Self {
+    /// `enabled`: close is traced; `cwd_enabled`: every call in [`CWD_CALLS`] is;
+    /// `canon`: how paths are resolved.
+    pub fn new(enabled: bool, cwd_enabled: bool, canon: impl Canon + 'static) -> Self {
         Self {
             enabled,
             cwd_enabled: enabled && cwd_enabled,
@@ -266,23 +144,21 @@ impl FdTable {
             cwds: HashMap::default(),
             same_view: HashMap::default(),
             cloexec: Default::default(),
+            canon: Box::new(canon),
         }
     }
 
-    /// Starts from the working directories and fds read when tracing began. (An fd met
-    /// later is never looked up in /proc: by the time its record is read, /proc may
-    /// show what the process did after the call.)
-    pub fn seed_procs(&mut self, seeds: Vec<ProcSeed>) {
+    /// Starts from the working directories and fds read when tracing began; a seed
+    /// without fds of its own has `inherited`, the fds rtrace was started with. (An fd
+    /// met later is never looked up in /proc: by the time its record is read, /proc
+    /// may show what the process did after the call.)
+    pub fn seed_procs(&mut self, seeds: Vec<ProcSeed>, inherited: &[(i32, Box<[u8]>)]) {
         for s in seeds {
             // Asked when the seed was read, while the process was surely there; its
             // children inherit it.
             self.same_view.insert(s.pid, s.same_view);
             if self.enabled {
-                let fds = match &s.fds {
-                    Some(fds) => fds.as_slice(),
-                    None => INHERITED.get().map_or(&[][..], Vec::as_slice),
-                };
-                for (fd, path) in fds {
+                for (fd, path) in s.fds.as_deref().unwrap_or(inherited) {
                     self.paths.insert((s.pid, *fd), Some(path.clone()));
                 }
             }
@@ -304,13 +180,92 @@ impl FdTable {
         self.paths.get(&(pid, fd))?.as_deref()
     }
 
-    fn cwd(&self, pid: u32) -> Option<&[u8]> {
+    pub(crate) fn cwd(&self, pid: u32) -> Option<&[u8]> {
         self.cwds.get(&pid)?.path.as_deref()
+    }
+
+    /// What the call `rec` did to `rec.pid`'s fds and working directory, once its line
+    /// is printed (or left out). `path_arg`: its first string argument, read whole;
+    /// `pair`: the two fds a pipe or socketpair wrote, when they could be read.
+    pub fn update(
+        &mut self,
+        rec: &SyscallRecord,
+        info: &SyscallInfo,
+        path_arg: Option<&[u8]>,
+        pair: Option<[i32; 2]>,
+    ) {
+        if !self.enabled {
+            return;
+        }
+        let effect = info.fd_effect;
+        if effect == FdEffect::ExitGroup {
+            // It never returns: its entry is the end of the process.
+            self.forget_fds(rec.pid);
+            self.cwds.remove(&rec.pid);
+            return;
+        }
+        if !rec.has_exit() {
+            return;
+        }
+        let (pid, ret, fd0) = (rec.pid, rec.ret, rec.args[0] as u32 as i32);
+        let cwd = self.cwd_enabled;
+        match effect {
+            FdEffect::Close if ret == 0 => {
+                self.paths.remove(&(pid, fd0));
+                self.cloexec.remove(&(pid, fd0));
+            }
+            FdEffect::CloseRange if ret == 0 => self.close_range(pid, rec.args),
+            FdEffect::NewFd if ret >= 0 => self.set_fd(pid, ret as i32, None, false),
+            FdEffect::NewFdPair if ret == 0 => self.new_pair(pid, pair),
+            FdEffect::Ioctl if ret == 0 => match rec.args[1] & 0xffff_ffff {
+                FIOCLEX => self.mark_cloexec(pid, fd0, true),
+                FIONCLEX => self.mark_cloexec(pid, fd0, false),
+                _ => {}
+            },
+            FdEffect::Exec if ret == 0 => self.exec(pid),
+            FdEffect::Open { dfd, flags } if ret >= 0 => self.opened(rec, dfd, flags, path_arg),
+            FdEffect::Dup if ret >= 0 => self.dup(pid, fd0, ret as i32, false),
+            FdEffect::Dup3 if ret >= 0 => self.dup(pid, fd0, ret as i32, cloexec(rec.args[2])),
+            FdEffect::Fcntl => self.fcntl(rec),
+            FdEffect::Chdir if cwd && ret == 0 => {
+                let to = path_arg.and_then(|p| self.resolved(pid, None, p));
+                self.changed_dir(rec, to);
+            }
+            FdEffect::Fchdir if cwd && ret == 0 => {
+                let to = self.path(pid, fd0).map(Into::into);
+                self.changed_dir(rec, to);
+            }
+            FdEffect::Clone if ret > 0 => {
+                let has = |flag: i32| rec.args[0] & flag as u64 != 0;
+                self.forked(rec, has(libc::CLONE_THREAD), has(libc::CLONE_NEWNS));
+            }
+            FdEffect::Fork if ret > 0 => self.forked(rec, false, false),
+            _ => {}
+        }
+    }
+
+    /// An open of `path_arg` that returned a new fd; `dfd` and `flags`: which
+    /// arguments hold the directory fd and the open flags.
+    fn opened(
+        &mut self,
+        rec: &SyscallRecord,
+        dfd: Option<usize>,
+        flags: Option<usize>,
+        path_arg: Option<&[u8]>,
+    ) {
+        let dfd = dfd.map(|i| rec.args[i] as u32 as i32);
+        let path = path_arg.and_then(|p| self.resolved(rec.pid, dfd, p));
+        let on_exec = flags.is_some_and(|i| cloexec(rec.args[i]));
+        self.set_fd(rec.pid, rec.ret as i32, path, on_exec);
     }
 
     /// `fd` of `pid` now refers to `path`, closed on exec or not.
     fn set_fd(&mut self, pid: u32, fd: i32, path: Path, on_exec: bool) {
         self.paths.insert((pid, fd), path);
+        self.mark_cloexec(pid, fd, on_exec);
+    }
+
+    fn mark_cloexec(&mut self, pid: u32, fd: i32, on_exec: bool) {
         if on_exec {
             self.cloexec.insert((pid, fd));
         } else {
@@ -318,19 +273,97 @@ impl FdTable {
         }
     }
 
+    /// Nothing of `pid`'s fds is known any more.
+    fn forget_fds(&mut self, pid: u32) {
+        self.paths.retain(|(p, _), _| *p != pid);
+        self.cloexec.retain(|(p, _)| *p != pid);
+    }
+
+    /// `new` of `pid` refers to what `old` does.
+    fn dup(&mut self, pid: u32, old: i32, new: i32, on_exec: bool) {
+        let path = self.paths.get(&(pid, old)).cloned().flatten();
+        self.set_fd(pid, new, path, on_exec);
+    }
+
+    /// close_range(first, last, flags): closes the fds or marks them close-on-exec.
+    fn close_range(&mut self, pid: u32, args: [u64; 6]) {
+        let (first, last) = (args[0] as u32, args[1] as u32);
+        let in_range = |fd: i32| (first..=last).contains(&(fd as u32));
+        if args[2] & CLOSE_RANGE_CLOEXEC != 0 {
+            let marked: Vec<(u32, i32)> = self
+                .paths
+                .keys()
+                .filter(|(p, fd)| *p == pid && in_range(*fd))
+                .copied()
+                .collect();
+            self.cloexec.extend(marked);
+        } else {
+            self.paths.retain(|(p, fd), _| *p != pid || !in_range(*fd));
+            self.cloexec.retain(|(p, fd)| *p != pid || !in_range(*fd));
+        }
+    }
+
+    /// A pipe or socketpair of `pid` that made the fds `pair`.
+    fn new_pair(&mut self, pid: u32, pair: Option<[i32; 2]>) {
+        match pair {
+            Some(fds) => {
+                for fd in fds {
+                    self.set_fd(pid, fd, None, false);
+                }
+            }
+            // Which two numbers it took is not known: none of this process's paths
+            // can be trusted any more.
+            None => self.forget_fds(pid),
+        }
+    }
+
+    /// fcntl's dups and F_SETFD.
+    fn fcntl(&mut self, rec: &SyscallRecord) {
+        let (pid, fd, ret) = (rec.pid, rec.args[0] as u32 as i32, rec.ret);
+        match rec.args[1] as i32 {
+            libc::F_DUPFD if ret >= 0 => self.dup(pid, fd, ret as i32, false),
+            libc::F_DUPFD_CLOEXEC if ret >= 0 => self.dup(pid, fd, ret as i32, true),
+            libc::F_SETFD if ret == 0 => {
+                self.mark_cloexec(pid, fd, rec.args[2] & libc::FD_CLOEXEC as u64 != 0)
+            }
+            _ => {}
+        }
+    }
+
+    /// A successful exec: the new program starts without the close-on-exec fds.
+    fn exec(&mut self, pid: u32) {
+        let closed: Vec<(u32, i32)> = self
+            .cloexec
+            .iter()
+            .filter(|(p, _)| *p == pid)
+            .copied()
+            .collect();
+        for key in closed {
+            self.paths.remove(&key);
+            self.cloexec.remove(&key);
+        }
+    }
+
     /// `path` as /proc (and perf) shows it: symbolic links and `..` resolved, when
     /// `pid` sees the file system as rtrace does; else, or when the path is gone, as
     /// the program gave it.
     fn canonical(&mut self, pid: u32, path: Box<[u8]>) -> Box<[u8]> {
-        let same = *self.same_view.entry(pid).or_insert_with(|| same_view(pid));
+        let canon = &self.canon;
+        let same = *self
+            .same_view
+            .entry(pid)
+            .or_insert_with(|| canon.same_view(pid));
         if !same {
             return path;
         }
-        use std::os::unix::ffi::OsStrExt as _;
-        match std::fs::canonicalize(std::ffi::OsStr::from_bytes(&path)) {
-            Ok(p) => p.into_os_string().into_encoded_bytes().into_boxed_slice(),
-            Err(_) => path,
-        }
+        canon.canonical(&path).unwrap_or(path)
+    }
+
+    /// Where `path`, given to a call of `pid` with directory fd `dfd`, leads, as /proc
+    /// shows it.
+    fn resolved(&mut self, pid: u32, dfd: Option<i32>, path: &[u8]) -> Path {
+        let path = self.resolve(pid, dfd, path)?;
+        Some(self.canonical(pid, path))
     }
 
     /// Where `path`, given to a call of `pid` with directory fd `dfd`, leads.
@@ -345,178 +378,51 @@ impl FdTable {
         Some(join(base, path))
     }
 
-    /// Follows what the call did to the fd table and the working directory, once its
-    /// line is printed (or left out). `path_arg` is the call's first string argument.
-    /// What the call `rec` did to `rec.pid`'s fds and working directory. `path_arg`: its
-    /// first string argument, read whole; `pair`: the two fds a pipe or socketpair
-    /// wrote, when they could be read.
-    pub fn update(
-        &mut self,
-        rec: &SyscallRecord,
-        info: &SyscallInfo,
-        path_arg: Option<&[u8]>,
-        pair: Option<[i32; 2]>,
-    ) {
-        let name = info.name.as_str();
-        if self.enabled && name == "exit_group" {
-            // It never returns: its entry is the end of the process.
-            let pid = rec.pid;
-            self.paths.retain(|(p, _), _| *p != pid);
-            self.cloexec.retain(|(p, _)| *p != pid);
-            self.cwds.remove(&pid);
+    /// A fork or clone of `rec.pid` made `rec.ret`: a thread of it, or a new process
+    /// (in a mount namespace of its own when `new_ns`).
+    fn forked(&mut self, rec: &SyscallRecord, thread: bool, new_ns: bool) {
+        let child = rec.ret as u32;
+        if !thread {
+            if let Some(&same) = self.same_view.get(&rec.pid) {
+                self.same_view.insert(child, same && !new_ns);
+            }
+            self.inherit_fds(rec.pid, child);
+        }
+        if !self.cwd_enabled {
             return;
         }
-        if !self.enabled || !rec.has_exit() {
-            return;
+        let older = self
+            .cwds
+            .get(&child)
+            .is_none_or(|c| c.since_ns < rec.enter_ns);
+        if !thread && rec.has_entry() && older {
+            let path = self.cwds.get(&rec.pid).and_then(|c| c.path.clone());
+            self.cwds.insert(
+                child,
+                Cwd {
+                    path,
+                    since_ns: rec.enter_ns,
+                    read_between: None,
+                },
+            );
         }
-        let ret = rec.ret;
-        let dfd = info
-            .beauties
+    }
+
+    /// A new process starts with its parent's fds (the ones it has not changed
+    /// already, if its own records came first).
+    fn inherit_fds(&mut self, parent: u32, child: u32) {
+        let fds: Vec<(i32, Path)> = self
+            .paths
             .iter()
-            .position(|b| *b == Beauty::Dfd)
-            .map(|i| rec.args[i] as u32 as i32);
-        let fd0 = rec.args[0] as u32 as i32;
-        let cloexec = |flags: u64| flags & libc::O_CLOEXEC as u64 != 0;
-        if name == "close" && ret == 0 {
-            self.paths.remove(&(rec.pid, fd0));
-            self.cloexec.remove(&(rec.pid, fd0));
-        } else if name == "close_range" && ret == 0 {
-            let (first, last) = (rec.args[0] as u32, rec.args[1] as u32);
-            let pid = rec.pid;
-            let in_range = |fd: i32| (first..=last).contains(&(fd as u32));
-            if rec.args[2] & CLOSE_RANGE_CLOEXEC != 0 {
-                let marked: Vec<(u32, i32)> = self
-                    .paths
-                    .keys()
-                    .filter(|(p, fd)| *p == pid && in_range(*fd))
-                    .copied()
-                    .collect();
-                self.cloexec.extend(marked);
-            } else {
-                self.paths.retain(|(p, fd), _| *p != pid || !in_range(*fd));
-                self.cloexec.retain(|(p, fd)| *p != pid || !in_range(*fd));
-            }
-        } else if NEW_FDS.contains(&name) && ret >= 0 {
-            self.set_fd(rec.pid, ret as i32, None, false);
-        } else if NEW_FD_PAIRS.contains(&name) && ret == 0 {
-            match pair {
-                Some(fds) => {
-                    for fd in fds {
-                        self.set_fd(rec.pid, fd, None, false);
-                    }
+            .filter(|((p, _), _)| *p == parent)
+            .map(|((_, fd), path)| (*fd, path.clone()))
+            .collect();
+        for (fd, path) in fds {
+            if let std::collections::hash_map::Entry::Vacant(e) = self.paths.entry((child, fd)) {
+                e.insert(path);
+                if self.cloexec.contains(&(parent, fd)) {
+                    self.cloexec.insert((child, fd));
                 }
-                // Which two numbers it took is not known: none of this process's
-                // paths can be trusted any more.
-                None => {
-                    let pid = rec.pid;
-                    self.paths.retain(|(p, _), _| *p != pid);
-                    self.cloexec.retain(|(p, _)| *p != pid);
-                }
-            }
-        } else if name == "ioctl"
-            && ret == 0
-            && matches!(rec.args[1] & 0xffff_ffff, FIOCLEX | FIONCLEX)
-        {
-            if rec.args[1] & 0xffff_ffff == FIOCLEX {
-                self.cloexec.insert((rec.pid, fd0));
-            } else {
-                self.cloexec.remove(&(rec.pid, fd0));
-            }
-        } else if name.starts_with("execve") && ret == 0 {
-            // The new program starts without the close-on-exec fds.
-            let pid = rec.pid;
-            let closed: Vec<(u32, i32)> = self
-                .cloexec
-                .iter()
-                .filter(|(p, _)| *p == pid)
-                .copied()
-                .collect();
-            for key in closed {
-                self.paths.remove(&key);
-                self.cloexec.remove(&key);
-            }
-        } else if OPENS.contains(&name) && ret >= 0 {
-            let path = path_arg
-                .and_then(|p| self.resolve(rec.pid, dfd, p))
-                .map(|p| self.canonical(rec.pid, p));
-            let flags = info
-                .beauties
-                .iter()
-                .position(|b| *b == Beauty::OpenFlags)
-                .map(|i| rec.args[i]);
-            self.set_fd(rec.pid, ret as i32, path, flags.is_some_and(cloexec));
-        } else if (DUPS.contains(&name)
-            || (name == "fcntl"
-                && matches!(rec.args[1] as i32, libc::F_DUPFD | libc::F_DUPFD_CLOEXEC)))
-            && ret >= 0
-        {
-            let old = self.paths.get(&(rec.pid, fd0)).cloned().flatten();
-            let on_exec = match name {
-                "fcntl" => rec.args[1] as i32 == libc::F_DUPFD_CLOEXEC,
-                "dup3" => cloexec(rec.args[2]),
-                _ => false,
-            };
-            self.set_fd(rec.pid, ret as i32, old, on_exec);
-        } else if name == "fcntl" && rec.args[1] as i32 == libc::F_SETFD && ret == 0 {
-            if rec.args[2] & libc::FD_CLOEXEC as u64 != 0 {
-                self.cloexec.insert((rec.pid, fd0));
-            } else {
-                self.cloexec.remove(&(rec.pid, fd0));
-            }
-        } else if self.cwd_enabled && ret == 0 && (name == "chdir" || name == "fchdir") {
-            let to = match name {
-                "chdir" => path_arg
-                    .and_then(|p| self.resolve(rec.pid, None, p))
-                    .map(|p| self.canonical(rec.pid, p)),
-                _ => self
-                    .path(rec.pid, rec.args[0] as u32 as i32)
-                    .map(Into::into),
-            };
-            self.changed_dir(rec, to);
-        } else if FORKS.contains(&name) && ret > 0 {
-            let thread = name == "clone" && rec.args[0] & libc::CLONE_THREAD as u64 != 0;
-            let child = ret as u32;
-            if !thread {
-                let new_ns = name == "clone" && rec.args[0] & libc::CLONE_NEWNS as u64 != 0;
-                if let Some(&same) = self.same_view.get(&rec.pid) {
-                    self.same_view.insert(child, same && !new_ns);
-                }
-                // A new process starts with its parent's fds (the ones it has not
-                // changed already, if its own records came first).
-                let parent: Vec<(i32, Path)> = self
-                    .paths
-                    .iter()
-                    .filter(|((p, _), _)| *p == rec.pid)
-                    .map(|((_, fd), path)| (*fd, path.clone()))
-                    .collect();
-                for (fd, path) in parent {
-                    if let std::collections::hash_map::Entry::Vacant(e) =
-                        self.paths.entry((child, fd))
-                    {
-                        e.insert(path);
-                        if self.cloexec.contains(&(rec.pid, fd)) {
-                            self.cloexec.insert((child, fd));
-                        }
-                    }
-                }
-            }
-            if !self.cwd_enabled {
-                return;
-            }
-            let older = self
-                .cwds
-                .get(&child)
-                .is_none_or(|c| c.since_ns < rec.enter_ns);
-            if !thread && rec.has_entry() && older {
-                let path = self.cwds.get(&rec.pid).and_then(|c| c.path.clone());
-                self.cwds.insert(
-                    child,
-                    Cwd {
-                        path,
-                        since_ns: rec.enter_ns,
-                        read_between: None,
-                    },
-                );
             }
         }
     }
@@ -546,6 +452,11 @@ impl FdTable {
     }
 }
 
+/// Whether open flags ask for close-on-exec.
+fn cloexec(flags: u64) -> bool {
+    flags & libc::O_CLOEXEC as u64 != 0
+}
+
 #[cfg(test)]
 mod tests {
     use trace_common::record::{KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT};
@@ -568,6 +479,8 @@ mod tests {
         )
     }
 
+    use super::AsGiven as Blind;
+
     fn rec(args: [u64; 6], ret: i64) -> SyscallRecord {
         SyscallRecord {
             kind: KIND_SYSCALL,
@@ -588,7 +501,7 @@ mod tests {
 
     #[test]
     fn follows_open_dup_and_close() {
-        let mut t = FdTable::new(true, true);
+        let mut t = FdTable::new(true, true, Blind);
         let openat = info(
             "openat",
             &[
@@ -617,7 +530,7 @@ mod tests {
 
     #[test]
     fn a_new_fd_without_a_path_replaces_what_was_known_of_its_number() {
-        let mut t = FdTable::new(true, true);
+        let mut t = FdTable::new(true, true, Blind);
         let openat = info("openat", &[("dfd", "int"), ("filename", "const char *")]);
         let pid = 4_000_000;
         for fd in [3, 4, 5] {
@@ -639,7 +552,7 @@ mod tests {
 
     #[test]
     fn close_range_and_fioclex_are_followed() {
-        let mut t = FdTable::new(true, true);
+        let mut t = FdTable::new(true, true, Blind);
         let openat = info("openat", &[("dfd", "int"), ("filename", "const char *")]);
         let pid = 4_000_000;
         for fd in [3, 4, 5, 9] {
@@ -671,92 +584,12 @@ mod tests {
         assert_eq!((t.path(pid, 3), t.path(pid, 9)), (None, None));
     }
 
-    /// Run alone by the test below (other tests of this process open files meanwhile).
-    #[test]
-    #[ignore = "run by the_fds_listed_are_the_process_own_not_the_listing, in a process of its own"]
-    fn open_fds_alone() {
-        let me = std::process::id();
-        let fds = open_fds();
-        assert!(!fds.is_empty());
-        for (fd, path) in &fds {
-            assert!(
-                !path.starts_with(format!("/proc/{me}").as_bytes()),
-                "fd {fd}: {}",
-                String::from_utf8_lossy(path)
-            );
-        }
-    }
-
-    #[test]
-    fn the_fds_listed_are_the_process_own_not_the_listing() {
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "decode::fd_table::tests::open_fds_alone"])
-            .args(["--ignored", "--test-threads=1", "--nocapture"])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(out.status.success() && text.contains("1 passed"), "{text}");
-    }
-
     #[test]
     fn disabled_learns_nothing() {
-        let mut t = FdTable::new(false, true);
+        let mut t = FdTable::new(false, true, Blind);
         let openat = info("openat", &[("dfd", "int"), ("filename", "const char *")]);
         t.update(&rec([0; 6], 3), &openat, Some(b"/x"), None);
         assert_eq!(t.path(4_000_000, 3), None);
-    }
-
-    #[test]
-    fn fd_links_read_as_the_kernel_spells_them() {
-        use std::os::fd::AsRawFd;
-        let file = std::fs::File::open("/proc/self/stat").unwrap();
-        let (r, w) = std::io::pipe().unwrap();
-        let sock = std::os::unix::net::UnixDatagram::unbound().unwrap();
-        // SAFETY: eventfd with valid flags; the fd is closed below.
-        let ev = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
-        let me = std::process::id();
-        for fd in [
-            file.as_raw_fd(),
-            r.as_raw_fd(),
-            w.as_raw_fd(),
-            sock.as_raw_fd(),
-            ev,
-        ] {
-            let want = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap();
-            let got = fd_link(me, fd).unwrap();
-            assert_eq!(&*got, want.as_os_str().as_encoded_bytes(), "fd {fd}");
-        }
-        // SAFETY: closing the eventfd made above.
-        unsafe { libc::close(ev) };
-        assert_eq!(fd_link(me, 1_000_000), None);
-    }
-
-    #[test]
-    fn seeds_from_proc() {
-        let mut t = FdTable::new(true, true);
-        let f = std::fs::File::open("/proc/self/stat").unwrap();
-        use std::os::fd::AsRawFd;
-        let me = std::process::id();
-        t.seed_procs(ProcSeed::read([me], None));
-        assert!(t.path(me, f.as_raw_fd()).unwrap().ends_with(b"/stat"));
-        assert!(t.cwd(me).is_some());
-        // A child forked after: the parent's fds are its own.
-        let clone = info("clone", &[("clone_flags", "unsigned long")]);
-        let mut r = rec([0x11, 0, 0, 0, 0, 0], 4_000_001);
-        r.pid = me;
-        t.update(&r, &clone, None, None);
-        assert!(
-            t.path(4_000_001, f.as_raw_fd())
-                .unwrap()
-                .ends_with(b"/stat")
-        );
-        // The command rtrace runs: the fds rtrace was started with, not the held
-        // child's pipes.
-        let seed = &ProcSeed::read([me], Some(me))[0];
-        assert!(seed.fds.is_none());
-        // Asked when read (a command may be gone by the time the reader starts).
-        assert!(seed.same_view);
-        assert!(!ProcSeed::read([4_000_000], None)[0].same_view);
     }
 
     fn openat() -> SyscallInfo {
@@ -781,21 +614,24 @@ mod tests {
     const PID: u32 = 4_000_000;
 
     fn seeded(path: &[u8]) -> FdTable {
-        let mut t = FdTable::new(true, true);
-        t.seed_procs(vec![ProcSeed {
-            pid: PID,
-            path: Some(path.into()),
-            before_ns: 100,
-            after_ns: 110,
-            fds: Some(Vec::new()),
-            same_view: false,
-        }]);
+        let mut t = FdTable::new(true, true, Blind);
+        t.seed_procs(
+            vec![ProcSeed {
+                pid: PID,
+                path: Some(path.into()),
+                before_ns: 100,
+                after_ns: 110,
+                fds: Some(Vec::new()),
+                same_view: false,
+            }],
+            &[],
+        );
         t
     }
 
     #[test]
     fn a_relative_open_is_taken_from_its_directory_fd() {
-        let mut t = FdTable::new(true, true);
+        let mut t = FdTable::new(true, true, Blind);
         t.update(
             &rec([CWD, 0, 0, 0, 0, 0], 5),
             &openat(),
@@ -837,7 +673,7 @@ mod tests {
 
     #[test]
     fn a_successful_exec_closes_the_close_on_exec_fds() {
-        let mut t = FdTable::new(true, true);
+        let mut t = FdTable::new(true, true, Blind);
         let o = openat();
         let cloexec = libc::O_CLOEXEC as u64;
         t.update(&rec([CWD, 0, cloexec, 0, 0, 0], 3), &o, Some(b"/a"), None);
@@ -883,7 +719,7 @@ mod tests {
 
     #[test]
     fn a_relative_open_without_a_known_directory_has_no_path() {
-        let mut t = FdTable::new(true, true);
+        let mut t = FdTable::new(true, true, Blind);
         t.update(
             &rec([CWD, 0, 0, 0, 0, 0], 5),
             &openat(),
@@ -892,15 +728,18 @@ mod tests {
         );
         assert_eq!(t.path(PID, 5), None);
         // Nor when the working directory is not followed (chdir not traced).
-        let mut t = FdTable::new(true, false);
-        t.seed_procs(vec![ProcSeed {
-            pid: PID,
-            path: Some(b"/tmp"[..].into()),
-            before_ns: 0,
-            after_ns: 0,
-            fds: Some(Vec::new()),
-            same_view: false,
-        }]);
+        let mut t = FdTable::new(true, false, Blind);
+        t.seed_procs(
+            vec![ProcSeed {
+                pid: PID,
+                path: Some(b"/tmp"[..].into()),
+                before_ns: 0,
+                after_ns: 0,
+                fds: Some(Vec::new()),
+                same_view: false,
+            }],
+            &[],
+        );
         t.update(&rec([CWD, 0, 0, 0, 0, 0], 5), &openat(), Some(b"f"), None);
         assert_eq!(t.path(PID, 5), None);
     }
@@ -992,5 +831,98 @@ mod tests {
         e.pid = 77;
         t.update(&e, &exit, None, None);
         assert!(t.cwd(77).is_none());
+    }
+
+    /// A file system where `/home/u/link` is a symbolic link to `/srv/real`, seen as
+    /// rtrace sees it by every process but `OTHER`.
+    struct Linked;
+    const OTHER: u32 = 4_000_100;
+    impl Canon for Linked {
+        fn same_view(&self, pid: u32) -> bool {
+            pid != OTHER
+        }
+        fn canonical(&self, path: &[u8]) -> Option<Box<[u8]>> {
+            let rest = path.strip_prefix(b"/home/u/link")?;
+            Some([&b"/srv/real"[..], rest].concat().into())
+        }
+    }
+
+    #[test]
+    fn paths_are_canonical_for_a_process_that_sees_what_rtrace_sees() {
+        let mut t = FdTable::new(true, true, Linked);
+        let o = openat();
+        t.update(
+            &rec([CWD, 0, 0, 0, 0, 0], 3),
+            &o,
+            Some(b"/home/u/link/f"),
+            None,
+        );
+        assert_eq!(t.path(PID, 3), Some(&b"/srv/real/f"[..]));
+        // What cannot be resolved (gone) stays as given.
+        t.update(&rec([CWD, 0, 0, 0, 0, 0], 4), &o, Some(b"/home/u/x"), None);
+        assert_eq!(t.path(PID, 4), Some(&b"/home/u/x"[..]));
+        // A process in a view of its own: as it gave it.
+        let mut r = rec([CWD, 0, 0, 0, 0, 0], 3);
+        r.pid = OTHER;
+        t.update(&r, &o, Some(b"/home/u/link/f"), None);
+        assert_eq!(t.path(OTHER, 3), Some(&b"/home/u/link/f"[..]));
+        // A chdir is resolved too, and a relative open then starts from there.
+        let chdir = info("chdir", &[("filename", "const char *")]);
+        t.seed_procs(vec![seed_at(PID, b"/home/u")], &[]);
+        t.update(&at(200, 210, [0; 6], 0), &chdir, Some(b"link"), None);
+        assert_eq!(t.cwd(PID), Some(&b"/srv/real"[..]));
+        t.update(&at(300, 310, [CWD, 0, 0, 0, 0, 0], 5), &o, Some(b"g"), None);
+        assert_eq!(t.path(PID, 5), Some(&b"/srv/real/g"[..]));
+    }
+
+    /// `pid` in `cwd`, seeing the file system as rtrace does.
+    fn seed_at(pid: u32, cwd: &[u8]) -> ProcSeed {
+        ProcSeed {
+            pid,
+            path: Some(cwd.into()),
+            before_ns: 0,
+            after_ns: 0,
+            fds: Some(Vec::new()),
+            same_view: true,
+        }
+    }
+
+    #[test]
+    fn a_child_in_a_new_mount_namespace_is_not_resolved() {
+        let clone = info("clone", &[("clone_flags", "unsigned long")]);
+        let mut t = FdTable::new(true, true, Linked);
+        t.seed_procs(vec![seed_at(PID, b"/")], &[]);
+        let new_ns = libc::CLONE_NEWNS as u64;
+        t.update(&at(10, 20, [new_ns, 0, 0, 0, 0, 0], 77), &clone, None, None);
+        let mut child = at(30, 40, [CWD, 0, 0, 0, 0, 0], 3);
+        child.pid = 77;
+        t.update(&child, &openat(), Some(b"/home/u/link/f"), None);
+        assert_eq!(t.path(77, 3), Some(&b"/home/u/link/f"[..]));
+        // A plain fork shares its parent's view.
+        t.update(&at(50, 60, [0x11, 0, 0, 0, 0, 0], 78), &clone, None, None);
+        child.pid = 78;
+        t.update(&child, &openat(), Some(b"/home/u/link/f"), None);
+        assert_eq!(t.path(78, 3), Some(&b"/srv/real/f"[..]));
+    }
+
+    #[test]
+    fn a_seed_without_fds_has_the_inherited_ones() {
+        let mut t = FdTable::new(true, true, Blind);
+        let seed = |pid, fds| ProcSeed {
+            pid,
+            path: None,
+            before_ns: 0,
+            after_ns: 0,
+            fds,
+            same_view: false,
+        };
+        let inherited = [(1, Box::from(&b"/dev/pts/0"[..]))];
+        let own = vec![(3, Box::from(&b"/etc/hostname"[..]))];
+        t.seed_procs(vec![seed(PID, None), seed(77, Some(own))], &inherited);
+        assert_eq!(t.path(PID, 1), Some(&b"/dev/pts/0"[..]));
+        assert_eq!(
+            (t.path(77, 1), t.path(77, 3)),
+            (None, Some(&b"/etc/hostname"[..]))
+        );
     }
 }

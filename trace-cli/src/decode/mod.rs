@@ -7,6 +7,7 @@ pub mod beauty;
 pub mod classes;
 pub mod errno;
 pub mod escape;
+pub mod fd_effect;
 pub mod fd_table;
 pub mod format;
 pub mod selection;
@@ -71,6 +72,8 @@ pub struct SyscallInfo {
     /// What the kernel side copies from user memory for this call.
     pub plan: AugPlan,
     pub ret: RetKind,
+    /// What it does to the process's fds and working directory.
+    pub fd_effect: fd_effect::FdEffect,
 }
 
 impl SyscallInfo {
@@ -125,12 +128,14 @@ impl SyscallInfo {
             .map(|a| registry::beauty_for(name, a))
             .collect();
         let plan = registry::plan_for(name, args.as_deref().unwrap_or(&[]), &beauties);
+        let fd_effect = fd_effect::FdEffect::of(name, &beauties);
         SyscallInfo {
             name: name.to_string(),
             args,
             beauties,
             plan,
             ret: ret_kind(name),
+            fd_effect,
         }
     }
 }

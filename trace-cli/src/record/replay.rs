@@ -18,7 +18,7 @@ use crate::{
     config::{Config, Targets},
     decode::{
         Catalog,
-        fd_table::{CWD_CALLS, FdTable, all_traced},
+        fd_table::{AsGiven, CWD_CALLS, FdTable, all_traced},
     },
     events::{EventTable, TpEvent, expand, filter, format},
     output::{
@@ -143,8 +143,12 @@ impl<'c, R: BufRead> Replay<'c, R> {
         let mut fds = FdTable::new(
             all_traced(selection, &["close"]),
             all_traced(selection, CWD_CALLS),
+            // This machine's files are not the record's: paths stay as given.
+            AsGiven,
         );
-        fds.seed_procs(header.seeds.iter().map(file::SavedSeed::to_seed).collect());
+        // A record's seeds carry their fds (the command's were saved as rtrace's own).
+        let seeds = header.seeds.iter().map(file::SavedSeed::to_seed).collect();
+        fds.seed_procs(seeds, &[]);
         // -e: the events it names (none, when it names only syscalls), as live.
         if cfg.selection.is_some() || !cfg.events.is_empty() {
             let pairs: Vec<(String, String)> = header

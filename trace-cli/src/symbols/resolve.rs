@@ -25,7 +25,7 @@ use super::{
     spaces::{AddressSpaces, FileId, Mapping, parse_maps_line},
 };
 use crate::{
-    decode::fd_table::monotonic_ns,
+    clock::monotonic_ns,
     kernel::sideband::{Scope, Sideband},
 };
 
