@@ -288,6 +288,64 @@ mod tests {
         bytes
     }
 
+    /// A file of records as given.
+    fn file_of(records: &[Vec<u8>]) -> Vec<u8> {
+        let mut bytes = file(0);
+        for r in records {
+            write_item(&mut bytes, r).unwrap();
+        }
+        bytes
+    }
+
+    /// What the replay printed.
+    fn printed(cfg: &Config, bytes: &[u8]) -> String {
+        let mut out = Vec::new();
+        let replay = Replay::start(cfg, Reader::new(bytes, "f")).unwrap();
+        replay.run(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn unfinished_entries_are_shown_as_live_only() {
+        use crate::decode::assemble::tests::{call, entry, item};
+        let (read, getpid) = (syscalls::Sysno::read as u32, syscalls::Sysno::getpid as u32);
+        // Thread 1 blocks in read (which fails) while thread 2 calls getpid.
+        let mut ret = call(1, read, 10);
+        ret.exit_ns = 30_000;
+        ret.ret = -4;
+        let bytes = file_of(&[
+            item(&entry(1, read, 10), &[]),
+            item(&call(2, getpid, 20), &[]),
+            item(&ret, &[]),
+        ]);
+        let text = printed(&cfg(&[]), &bytes);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3, "{text}");
+        assert!(
+            lines[0].contains("app/1 read(") && lines[0].ends_with(" ..."),
+            "{text}"
+        );
+        assert!(lines[1].contains("app/2 getpid()"), "{text}");
+        assert!(
+            lines[2].contains("app/1  ... [continued]: read())"),
+            "{text}"
+        );
+
+        let json = printed(&cfg(&["--json"]), &bytes);
+        assert_eq!(json.lines().count(), 2, "{json}");
+        for l in json.lines() {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert!(v["ret"].is_i64(), "{l}");
+        }
+
+        let failed = printed(&cfg(&["--failure"]), &bytes);
+        assert_eq!(failed.lines().count(), 1, "{failed}");
+        assert!(
+            failed.contains("app/1 read(") && failed.contains("= -1 EINTR"),
+            "{failed}"
+        );
+    }
+
     /// The lines printed and how the replay ended.
     fn run(cfg: &Config, bytes: &[u8]) -> (usize, Result<(), String>) {
         let replay = Replay::start(cfg, Reader::new(bytes, "f")).map_err(|e| e.to_string());
