@@ -15,7 +15,9 @@ macro_rules! say {
 pub mod cli;
 pub mod config;
 pub mod decode;
+pub mod env;
 pub mod events;
+pub mod faults;
 pub mod kernel;
 pub mod output;
 pub mod perfconfig;

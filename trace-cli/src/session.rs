@@ -132,11 +132,10 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     features::require(!ns.is_initial())?;
     let btf = Btf::from_sys()?;
     let lifecycle = LifecycleOffsets::find(&btf)?;
-    let forced = std::env::var("RTRACE_GROUP_EXIT").ok();
     let group_exit = features::choose_group_exit(
         exit_field,
         || GroupLiveOffsets::find(&btf).ok(),
-        forced.as_deref(),
+        cfg.group_exit.as_deref(),
     );
     drop(btf);
     if cfg.verbose > 0 || group_exit == GroupExit::Leader {
@@ -231,7 +230,9 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     }
     // The command is forked first, as perf does, while rtrace holds no BPF object (and
     // the child puts the stopping signals back as rtrace found them).
-    let mut workload = argv.map(|a| Workload::spawn_held(a)).transpose()?;
+    let mut workload = argv
+        .map(|a| Workload::spawn_held(a, cfg.path.as_deref()))
+        .transpose()?;
     let mut bpf = loader::load(&settings)?;
     if let Some(sig) = crate::signals::early() {
         // Dropping the held command makes it exit without running.
@@ -501,7 +502,7 @@ fn syscall_hooks(cfg: &Config, initial_ns: bool, tracefs: &Tracefs) -> SyscallHo
     let Some(nrs) = &cfg.selection else {
         return SyscallHooks::Raw;
     };
-    if !initial_ns || std::env::var("RTRACE_SYSCALL_HOOKS").as_deref() != Ok("events") {
+    if !initial_ns || !cfg.syscall_hooks_on_events {
         return SyscallHooks::Raw;
     }
     let mut events = Vec::new();
