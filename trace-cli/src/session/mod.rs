@@ -122,18 +122,15 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         // held child exit), and rtrace ends as the signal asked.
         return Ok(128 + sig);
     }
-    let pidfd = release::release(workload.as_mut())?;
-    // Events before this time are not shown (-D).
-    let shown_from_ns = match cfg.delay {
-        Some(delay) => {
-            let hooks = &plan.settings.hooks;
-            release::delay(&runtime, &mut stops, delay, &mut probes, hooks, &cfg)?
-        }
-        None => 0,
-    };
-    if cfg.verbose > 0 {
-        say!("rtrace: tracing started");
-    }
+    let hooks = &plan.settings.hooks;
+    let (pidfd, shown_from_ns) = release::start(
+        workload.as_mut(),
+        &runtime,
+        &mut stops,
+        &mut probes,
+        hooks,
+        &cfg,
+    )?;
     let mut thread_stats = report::thread_stats(&cfg, &probes.bpf)?;
     let sweep = plan.ns.is_initial() && stats_maps::sweep_allowed();
     let printer = PrinterParts {

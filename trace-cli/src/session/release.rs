@@ -16,9 +16,31 @@ use crate::{
 
 use super::{SessionError, io_err, probes::Probes};
 
-/// Releases the held command; its pidfd, which turns readable when it exits. A
-/// command that cannot be released is reaped.
-pub(super) fn release(workload: Option<&mut Workload>) -> Result<Option<OwnedFd>, SessionError> {
+/// Releases the held command and, with `-D`, waits the delay before attaching the
+/// syscall programs: the command's pidfd, which turns readable when it exits, and the
+/// time from which events are shown.
+pub(super) fn start(
+    workload: Option<&mut Workload>,
+    runtime: &Runtime,
+    stops: &mut Stops,
+    probes: &mut Probes,
+    hooks: &SyscallHooks,
+    cfg: &Config,
+) -> Result<(Option<OwnedFd>, u64), SessionError> {
+    let pidfd = release(workload)?;
+    // Events before this time are not shown (-D).
+    let shown_from_ns = match cfg.delay {
+        Some(d) => delay(runtime, stops, d, probes, hooks, cfg)?,
+        None => 0,
+    };
+    if cfg.verbose > 0 {
+        say!("rtrace: tracing started");
+    }
+    Ok((pidfd, shown_from_ns))
+}
+
+/// Releases the held command; its pidfd. A command that cannot be released is reaped.
+fn release(workload: Option<&mut Workload>) -> Result<Option<OwnedFd>, SessionError> {
     let Some(w) = workload else {
         return Ok(None);
     };
@@ -32,7 +54,7 @@ pub(super) fn release(workload: Option<&mut Workload>) -> Result<Option<OwnedFd>
 
 /// `-D`: waits the delay, then attaches the syscall programs; the time from which
 /// events are shown.
-pub(super) fn delay(
+fn delay(
     runtime: &Runtime,
     stops: &mut Stops,
     delay: Duration,
