@@ -1,9 +1,11 @@
-//! One tracing session, start to end:
-//! load → attach fork/exit upkeep → fork the held workload → write pids_filtered and the
-//! targets → prune both maps → attach the syscall programs → release the workload →
-//! read the ring buffer in batches until the workload exits, the targets are gone or a
-//! signal comes → detach the programs that write records → read what the ring still
-//! holds.
+//! One tracing session, start to end, as `run` lists its steps:
+//! settle the settings (`plan`) → fork the held command → load (`probes`) → attach the
+//! fork/exit upkeep, write pids_filtered and the targets and prune both maps (`seed`),
+//! write the syscall tables (`tables`), attach the syscall programs → release the
+//! command (`release`) → read the ring buffer in batches until the command exits, the
+//! targets are gone or a signal comes (`event_loop`) → detach the programs that write
+//! records → read what the ring still holds → the summary, what was lost and the exit
+//! status (`report`).
 
 mod event_loop;
 mod plan;
@@ -21,7 +23,7 @@ use thiserror::Error;
 
 use crate::{
     config::Config,
-    decode::{Catalog, fd_table::ProcSeed},
+    decode::Catalog,
     kernel::{
         btf::BtfError,
         features::Missing,
@@ -108,29 +110,21 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         return Ok(ended_by(sig, workload.is_some()));
     }
     let bpf_log = probes.open_log(cfg.verbose)?;
-    let (runtime, mut stops) = event_runtime()?;
+    let mut events = EventRuntime::start()?;
     let (catalog, symbols) = arm(&mut probes, &cfg, &plan.settings, plan.tracefs, &workload)?;
-    // Where each target is, read once tracing has begun (the held command has not run).
-    let to_seed = seed::processes_to_seed(&cfg, workload.as_ref());
-    let proc_seeds = ProcSeed::read(to_seed, workload.as_ref().map(|w| w.pid));
+    let proc_seeds = seed::read_procs(&cfg, workload.as_ref());
     if let Some(formats) = plan.record_formats {
         let names_pids = plan.ns.is_initial();
         record_header::write(&mut out, &cfg, formats, &proc_seeds, names_pids)?;
     }
-    if let (Some(sig), Some(_)) = (runtime.block_on(stops.requested()), &workload) {
+    if let (Some(sig), Some(_)) = (events.stop_requested(), &workload) {
         // Asked to stop before the command ran: it never runs (dropping it makes the
         // held child exit), and rtrace ends as the signal asked.
         return Ok(128 + sig);
     }
     let hooks = &plan.settings.hooks;
-    let (pidfd, shown_from_ns) = release::start(
-        workload.as_mut(),
-        &runtime,
-        &mut stops,
-        &mut probes,
-        hooks,
-        &cfg,
-    )?;
+    let (pidfd, shown_from_ns) =
+        release::start(workload.as_mut(), &mut events, &mut probes, hooks, &cfg)?;
     let mut thread_stats = report::thread_stats(&cfg, &probes.bpf)?;
     let sweep = plan.ns.is_initial() && stats_maps::sweep_allowed();
     let printer = PrinterParts {
@@ -147,16 +141,16 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         out: &mut out,
         pidfd: pidfd.as_ref(),
         workload: workload.as_ref(),
-        stops: &mut stops,
+        stops: &mut events.stops,
         bpf_log,
         thread_stats: thread_stats.as_mut().filter(|_| sweep),
     };
-    let (reader, exit_code) = runtime.block_on(event_loop.run())?;
+    let (reader, exit_code) = events.runtime.block_on(event_loop.run())?;
     // Nothing writes records from here on (and the summary's numbers no longer move):
     // what the ring holds is all that is left, a bounded final read.
     probes.stop_records();
     let ended = reader.finish(&probes.bpf, &cfg, &mut out)?;
-    let stop = runtime.block_on(stops.requested());
+    let stop = events.stop_requested();
     let exit_code = report::exit_status(exit_code, stop, &out, workload.is_some());
     let folded_threads = report::summary(&cfg, thread_stats, &probes.bpf, &mut out)?;
     let _ = out.flush();
@@ -200,15 +194,27 @@ fn arm(
 
 /// The event loop's runtime, one thread, made only once the command is forked; and
 /// the stop signals' handlers, on it.
-fn event_runtime() -> Result<(tokio::runtime::Runtime, Stops), SessionError> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .map_err(io_err("starting the event loop"))?;
-    let stops = {
-        let _entered = runtime.enter();
-        Stops::install().map_err(io_err("installing signal handlers"))?
-    };
-    Ok((runtime, stops))
+struct EventRuntime {
+    runtime: tokio::runtime::Runtime,
+    stops: Stops,
+}
+
+impl EventRuntime {
+    fn start() -> Result<EventRuntime, SessionError> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(io_err("starting the event loop"))?;
+        let stops = {
+            let _entered = runtime.enter();
+            Stops::install().map_err(io_err("installing signal handlers"))?
+        };
+        Ok(EventRuntime { runtime, stops })
+    }
+
+    /// The stop signal that came, if one did.
+    fn stop_requested(&mut self) -> Option<i32> {
+        self.runtime.block_on(self.stops.requested())
+    }
 }

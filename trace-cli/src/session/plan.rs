@@ -239,3 +239,46 @@ fn summary_flags(summary: Option<&crate::config::Summary>) -> u32 {
     }
     flags
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use trace_common::stats::{SUMMARY_AGGREGATE, SUMMARY_ERRNO, SUMMARY_RECORDS, SUMMARY_TOTAL};
+
+    use super::*;
+    use crate::cli::Args;
+
+    fn cfg(flags: &[&str]) -> Config {
+        let argv = ["rtrace"].iter().chain(flags).chain(&["--", "true"]);
+        crate::config::resolve(Args::try_parse_from(argv).unwrap(), |_| true).unwrap()
+    }
+
+    #[test]
+    fn unfinished_entries_only_in_unfiltered_text() {
+        assert!(shows_unfinished(&cfg(&[])));
+        assert!(shows_unfinished(&cfg(&["-S"])));
+        for flags in [
+            &["--json"][..],
+            &["--failure"],
+            &["--duration", "1"],
+            &["-s"],
+        ] {
+            assert!(!shows_unfinished(&cfg(flags)), "{flags:?}");
+        }
+    }
+
+    #[test]
+    fn summary_flags_follow_the_summary_asked_for() {
+        let flags = |f: &[&str]| summary_flags(cfg(f).summary.as_ref());
+        assert_eq!(flags(&[]), SUMMARY_RECORDS);
+        assert_eq!(flags(&["-s"]), SUMMARY_AGGREGATE);
+        assert_eq!(
+            flags(&["-S", "--summary-mode=total"]),
+            SUMMARY_AGGREGATE | SUMMARY_RECORDS | SUMMARY_TOTAL
+        );
+        assert_eq!(
+            flags(&["--errno-summary"]),
+            SUMMARY_AGGREGATE | SUMMARY_ERRNO
+        );
+    }
+}

@@ -7,22 +7,16 @@ use std::{
     time::Duration,
 };
 
-use tokio::runtime::Runtime;
+use crate::{config::Config, decode::fd_table, kernel::loader::SyscallHooks, workload::Workload};
 
-use crate::{
-    config::Config, decode::fd_table, kernel::loader::SyscallHooks, signals::Stops,
-    workload::Workload,
-};
-
-use super::{SessionError, io_err, probes::Probes};
+use super::{EventRuntime, SessionError, io_err, probes::Probes};
 
 /// Releases the held command and, with `-D`, waits the delay before attaching the
 /// syscall programs: the command's pidfd, which turns readable when it exits, and the
 /// time from which events are shown.
 pub(super) fn start(
     workload: Option<&mut Workload>,
-    runtime: &Runtime,
-    stops: &mut Stops,
+    events: &mut EventRuntime,
     probes: &mut Probes,
     hooks: &SyscallHooks,
     cfg: &Config,
@@ -30,7 +24,7 @@ pub(super) fn start(
     let pidfd = release(workload)?;
     // Events before this time are not shown (-D).
     let shown_from_ns = match cfg.delay {
-        Some(d) => delay(runtime, stops, d, probes, hooks, cfg)?,
+        Some(d) => delay(events, d, probes, hooks, cfg)?,
         None => 0,
     };
     if cfg.verbose > 0 {
@@ -55,8 +49,7 @@ fn release(workload: Option<&mut Workload>) -> Result<Option<OwnedFd>, SessionEr
 /// `-D`: waits the delay, then attaches the syscall programs; the time from which
 /// events are shown.
 fn delay(
-    runtime: &Runtime,
-    stops: &mut Stops,
+    EventRuntime { runtime, stops }: &mut EventRuntime,
     delay: Duration,
     probes: &mut Probes,
     hooks: &SyscallHooks,

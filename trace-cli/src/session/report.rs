@@ -140,3 +140,36 @@ pub(super) fn losses(folded_threads: u64, ended: &Ended, settings: &Settings) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    #[test]
+    fn the_exit_status_is_the_commands_then_the_stops() {
+        let fine = output::sink(Some(Path::new("/dev/null"))).unwrap();
+        assert_eq!(exit_status(Some(3), Some(libc::SIGINT), &fine, true), 3);
+        assert_eq!(exit_status(None, Some(libc::SIGINT), &fine, true), 130);
+        assert_eq!(
+            exit_status(None, Some(libc::SIGINT), &fine, false),
+            0,
+            "a stop ends -p and -a traces without failing"
+        );
+        assert_eq!(exit_status(None, None, &fine, true), 0);
+        assert!(failed_output(&fine).is_none());
+        let mut full = output::sink(Some(Path::new("/dev/full"))).unwrap();
+        let _ = full.write_all(b"a line\n");
+        let _ = full.flush();
+        assert_eq!(
+            exit_status(None, None, &full, true),
+            128 + libc::SIGTERM,
+            "a full disk stops the command as SIGTERM would"
+        );
+        assert!(matches!(
+            failed_output(&full),
+            Some(Err(SessionError::Io { .. }))
+        ));
+    }
+}

@@ -11,6 +11,7 @@ use trace_common::maps::{
 
 use crate::{
     config::{Config, Targets},
+    decode::fd_table::ProcSeed,
     kernel::{loader, map_ops::PidMapFd},
     pids::{
         proc_stat::{Liveness, process_liveness, task_liveness},
@@ -144,6 +145,12 @@ fn map_write_err(
     }
 }
 
+/// Where each target is (its working directory, its fds), read once tracing has begun
+/// (the held command has not run).
+pub(super) fn read_procs(cfg: &Config, workload: Option<&Workload>) -> Vec<ProcSeed> {
+    ProcSeed::read(processes_to_seed(cfg, workload), workload.map(|w| w.pid))
+}
+
 /// The processes whose working directory is read when tracing starts: the targets
 /// (every process, system-wide).
 pub(super) fn processes_to_seed(cfg: &Config, workload: Option<&Workload>) -> Vec<u32> {
@@ -164,4 +171,45 @@ pub(super) fn processes_to_seed(cfg: &Config, workload: Option<&Workload>) -> Ve
     pids.sort_unstable();
     pids.dedup();
     pids
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::Args;
+
+    fn cfg(flags: &[&str]) -> Config {
+        let argv = ["rtrace"].iter().chain(flags);
+        crate::config::resolve(Args::try_parse_from(argv).unwrap(), |_| true).unwrap()
+    }
+
+    #[test]
+    fn threads_are_traced_as_given_once_each() {
+        assert_eq!(
+            keys_to_trace(&cfg(&["-t", "7,3", "-t", "7"]), None, true),
+            [(3, TRACE_ON), (7, TRACE_ON)]
+        );
+    }
+
+    #[test]
+    fn a_process_is_keyed_by_itself_or_by_each_thread() {
+        let me = std::process::id();
+        let c = cfg(&["-p", &me.to_string()]);
+        assert_eq!(keys_to_trace(&c, None, false), [(me, TRACE_ON)]);
+        let by_thread = keys_to_trace(&c, None, true);
+        assert!(by_thread.contains(&(me, TRACE_ON)), "{by_thread:?}");
+        assert!(by_thread.iter().all(|&(_, flags)| flags == TRACE_ON));
+    }
+
+    #[test]
+    fn rtrace_and_the_named_pids_are_left_out() {
+        let me = std::process::id();
+        let c = cfg(&["--filter-pids", "4000000", "--", "true"]);
+        assert_eq!(
+            filtered_pids(&c, None),
+            [(4_000_000, FILTER_ALWAYS), (me, FILTER_ALWAYS)]
+        );
+    }
 }
