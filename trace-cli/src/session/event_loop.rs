@@ -47,7 +47,7 @@ use crate::{
     workload::Workload,
 };
 
-use super::{SessionError, io_err, release::reap, report::output_stop};
+use super::{SessionError, io_err, release::reap};
 
 /// What the loop reads from, writes to and watches.
 pub(super) struct EventLoop<'s, 'c> {
@@ -321,6 +321,18 @@ impl State {
         });
         workload.is_none() || self.exit_code.is_some() || Instant::now() >= deadline
     }
+}
+
+/// A failed output stops the session as a signal would, and the command rtrace started
+/// is told as on SIGINT for a broken pipe (a reader that went away, like `| head`), as
+/// on SIGTERM for any other error (a full disk).
+pub(super) fn output_stop(out: &Sink) -> Option<i32> {
+    let e = out.failure()?;
+    Some(if e.raw_os_error() == Some(libc::EPIPE) {
+        libc::SIGINT
+    } else {
+        libc::SIGTERM
+    })
 }
 
 /// fd paths are kept only when close is traced, so that a reused fd never shows a

@@ -12,19 +12,10 @@ use crate::{
     output::{self, Sink, summary::SummaryOptions},
 };
 
-use super::{SessionError, event_loop::Ended};
-
-/// A failed output stops the session as a signal would, and the command rtrace started
-/// is told as on SIGINT for a broken pipe (a reader that went away, like `| head`), as
-/// on SIGTERM for any other error (a full disk).
-pub(super) fn output_stop(out: &Sink) -> Option<i32> {
-    let e = out.failure()?;
-    Some(if e.raw_os_error() == Some(libc::EPIPE) {
-        libc::SIGINT
-    } else {
-        libc::SIGTERM
-    })
-}
+use super::{
+    SessionError,
+    event_loop::{Ended, output_stop},
+};
 
 /// How a session whose output failed ends: as SIGPIPE would have ended it for a broken
 /// pipe (as perf's does), with the error otherwise.
