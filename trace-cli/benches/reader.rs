@@ -87,6 +87,7 @@ fn config(extra: &[&str]) -> Config {
         Args::try_parse_from(argv).unwrap(),
         |_| true,
         &TraceSettings::default(),
+        &trace_cli::env::Env::default(),
     )
     .unwrap()
 }

@@ -8,6 +8,8 @@ use thiserror::Error;
 use crate::{
     cli::{Args, SummaryMode},
     decode::selection::{self, SelectionError},
+    env::Env,
+    faults::Faults,
     output::line::LineOptions,
 };
 
@@ -64,8 +66,7 @@ pub enum ConfigError {
 }
 
 /// `-F maj|min|all` (perf's words; `-F` alone is `maj`, as in perf).
-fn parse_faults(word: &str) -> Result<crate::kernel::loader::Faults, ConfigError> {
-    use crate::kernel::loader::Faults;
+fn parse_faults(word: &str) -> Result<Faults, ConfigError> {
     match word {
         "maj" => Ok(Faults {
             min: false,
@@ -170,7 +171,7 @@ pub struct Config {
     /// `-D`: how long after the command starts tracing begins.
     pub delay: Option<std::time::Duration>,
     /// `-F`: the page faults traced.
-    pub faults: crate::kernel::loader::Faults,
+    pub faults: Faults,
     /// `--call-graph` and the options that imply it.
     pub call_graph: Option<CallGraph>,
     pub max_events: Option<u64>,
@@ -195,6 +196,13 @@ pub struct Config {
     pub event_filter: Option<String>,
     /// Warnings to print before starting (`rtrace: skipping unknown syscall 'x'`).
     pub warnings: Vec<String>,
+    /// `RTRACE_GROUP_EXIT`: how a process's end is told, forced (`leader`, `live`).
+    pub group_exit: Option<String>,
+    /// `RTRACE_SYSCALL_HOOKS=events`: the syscall programs on the chosen calls' own
+    /// events, where they can be.
+    pub syscall_hooks_on_events: bool,
+    /// `PATH`, where the command is looked up.
+    pub path: Option<OsString>,
 }
 
 /// `--call-graph fp`: what each line's call chain shows.
@@ -318,14 +326,21 @@ fn resolve_uid(user: &str) -> Result<u32, ConfigError> {
 /// `exists` says whether a pid or tid names a live task (a seam for tests).
 #[cfg(test)]
 pub fn resolve(args: Args, exists: impl Fn(u32) -> bool) -> Result<Config, ConfigError> {
-    resolve_with(args, exists, &crate::perfconfig::TraceSettings::default())
+    resolve_with(
+        args,
+        exists,
+        &crate::perfconfig::TraceSettings::default(),
+        &Env::default(),
+    )
 }
 
-/// As [`resolve`], with perf's `[trace]` settings underneath the flags.
+/// As [`resolve`], with perf's `[trace]` settings underneath the flags, and what the
+/// environment says (colour, the map sizes, the forced choices of tests).
 pub fn resolve_with(
     args: Args,
     exists: impl Fn(u32) -> bool,
     perf: &crate::perfconfig::TraceSettings,
+    env: &Env,
 ) -> Result<Config, ConfigError> {
     if let Some(flag) = args.unsupported() {
         return Err(ConfigError::Unsupported(flag));
@@ -333,31 +348,83 @@ pub fn resolve_with(
     let pids = parse_pids(&args.pid, "pid", "-p/--pid")?;
     let tids = parse_pids(&args.tid, "tid", "-t/--tid")?;
     let mut filter_pids = parse_pids(&args.filter_pids, "pid", "--filter-pids")?;
-    // A record's pids are those of its time, not of now.
+    let mut warnings = Vec::new();
+    let targets = targets(&args, pids, tids, exists, &mut warnings)?;
+    // rtrace never reports itself.
+    filter_pids.push(std::process::id());
+    let (min_duration_ns, delay) = timing(&args)?;
+    let (faults, call_graph) = faults_and_call_graph(&args)?;
+    let ring_bytes = match args.mmap_pages.as_deref() {
+        Some(m) => parse_ring_size(m)?,
+        None => DEFAULT_RING_BYTES,
+    };
+    let summary = summary(&args);
+    let line = line_options(&args, perf, env);
+    let (selection, events) = selection(&args, &mut warnings)?;
+    let pid_map_entries = pid_map_entries(env.pid_map_entries.as_deref())?;
+    let summary_entries = summary_entries(env.summary_entries.as_deref())?;
+    let cpus = args
+        .cpu
+        .as_deref()
+        .map(|l| parse_cpus(l, configured_cpus()))
+        .transpose()?;
+    Ok(Config {
+        cpus,
+        pid_map_entries,
+        summary_entries,
+        selection,
+        events,
+        event_filter: args.filter.clone(),
+        warnings,
+        summary,
+        targets,
+        inherit: !(args.no_inherit || perf.no_inherit == Some(true)),
+        filter_pids,
+        output: args.output,
+        line,
+        failure_only: args.failure,
+        json: args.json,
+        min_duration_ns,
+        delay,
+        faults,
+        call_graph,
+        cgroup: args.cgroup.clone(),
+        input: args.input.clone(),
+        record: false,
+        max_events: args.max_events,
+        string_limit: args.string_limit.unwrap_or(STRING_LIMIT),
+        envp: args.envp,
+        ring_bytes,
+        verbose: args.verbose,
+        group_exit: env.group_exit.clone(),
+        syscall_hooks_on_events: env.syscall_hooks.as_deref() == Some("events"),
+        path: env.path.clone(),
+    })
+}
+
+/// What is traced: a command, processes, threads or the whole system. Each pid and tid
+/// must name a live task, but in a replay: a record's pids are those of its time, not
+/// of now.
+fn targets(
+    args: &Args,
+    pids: Vec<u32>,
+    tids: Vec<u32>,
+    exists: impl Fn(u32) -> bool,
+    warnings: &mut Vec<String>,
+) -> Result<Targets, ConfigError> {
     let replay = args.input.is_some();
-    for &pid in &pids {
-        if !replay && !exists(pid) {
-            return Err(ConfigError::NoSuchTask {
-                what: "process",
-                pid,
-                flag: "-p/--pid",
-            });
-        }
-    }
-    for &tid in &tids {
-        if !replay && !exists(tid) {
-            return Err(ConfigError::NoSuchTask {
-                what: "thread",
-                pid: tid,
-                flag: "-t/--tid",
-            });
+    for (list, what, flag) in [
+        (&pids, "process", "-p/--pid"),
+        (&tids, "thread", "-t/--tid"),
+    ] {
+        if let Some(&pid) = list.iter().find(|&&p| !replay && !exists(p)) {
+            return Err(ConfigError::NoSuchTask { what, pid, flag });
         }
     }
     let uid = args.uid.as_deref().map(resolve_uid).transpose()?;
-    let command = (!args.command.is_empty()).then_some(args.command);
+    let command = (!args.command.is_empty()).then(|| args.command.clone());
 
     // Contradicting targets: the narrower one wins, with perf's own warnings.
-    let mut warnings = Vec::new();
     let tasks_given = !pids.is_empty() || !tids.is_empty();
     for (overrides, warning) in [
         (
@@ -377,7 +444,7 @@ pub fn resolve_with(
             warnings.push(warning.to_string());
         }
     }
-    let targets = if tasks_given {
+    Ok(if tasks_given {
         if command.is_some() {
             return Err(ConfigError::CommandWithTargets);
         }
@@ -401,11 +468,12 @@ pub fn resolve_with(
             uid: None,
             workload: None,
         }
-    };
+    })
+}
 
-    // rtrace never reports itself.
-    filter_pids.push(std::process::id());
-
+/// `--duration` (the shortest call shown, in ns) and `-D` (how long before tracing
+/// starts).
+fn timing(args: &Args) -> Result<(Option<u64>, Option<std::time::Duration>), ConfigError> {
     let min_duration_ns = match args.duration {
         Some(ms) if !ms.is_finite() || ms < 0.0 => {
             return Err(ConfigError::BadDuration(ms));
@@ -424,6 +492,13 @@ pub fn resolve_with(
         .transpose()?
         // perf's -D 0 is no delay at all.
         .filter(|d| !d.is_zero());
+    Ok((min_duration_ns, delay))
+}
+
+/// `-F` and `--call-graph` (which `--kernel-syscall-graph`, `--max-stack` and
+/// `--min-stack` imply); a replay has neither.
+fn faults_and_call_graph(args: &Args) -> Result<(Faults, Option<CallGraph>), ConfigError> {
+    let replay = args.input.is_some();
     let faults = args
         .pf
         .as_deref()
@@ -450,26 +525,50 @@ pub fn resolve_with(
             "--call-graph with -i (a record holds no call chains)",
         ));
     }
-    let ring_bytes = match args.mmap_pages.as_deref() {
-        Some(m) => parse_ring_size(m)?,
-        None => DEFAULT_RING_BYTES,
-    };
-    // perf: --errno-summary alone implies -s; --summary-mode alone does not.
-    let summary = (args.summary || args.with_summary || args.errno_summary).then(|| Summary {
+    Ok((faults, call_graph))
+}
+
+/// `-s`, `-S`, `--errno-summary`, `--summary-mode`: perf's rule, --errno-summary alone
+/// implies -s; --summary-mode alone does not.
+fn summary(args: &Args) -> Option<Summary> {
+    (args.summary || args.with_summary || args.errno_summary).then(|| Summary {
         only: !args.with_summary,
         total: args.summary_mode == Some(SummaryMode::Total),
         errno: args.errno_summary,
         max_rows: args.max_summary,
-    });
+    })
+}
+
+/// How each line looks: the flags, over perf's `[trace]` settings, over the defaults.
+fn line_options(args: &Args, perf: &crate::perfconfig::TraceSettings, env: &Env) -> LineOptions {
     // perf colours only a terminal: the default stderr, when it is one.
-    let terminal = args.output.is_none() && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let terminal = args.output.is_none() && env.stderr_terminal;
     let color = !args.json
         && use_color(
-            std::env::var_os("NO_COLOR").as_deref(),
-            std::env::var_os("CLICOLOR_FORCE").as_deref(),
+            env.no_color.as_deref(),
+            env.clicolor_force.as_deref(),
             perf.color,
             terminal,
         );
+    LineOptions {
+        show_comm: !args.no_comm,
+        absolute_time: args.time,
+        show_timestamp: perf.show_timestamp.unwrap_or(true),
+        show_duration: perf.show_duration.unwrap_or(true),
+        show_arg_names: perf.show_arg_names.unwrap_or(true),
+        show_zeros: perf.show_zeros.unwrap_or(false),
+        show_prefix: perf.show_prefix.unwrap_or(false),
+        alignment: perf.args_alignment.unwrap_or(70),
+        string_limit: args.string_limit.unwrap_or(STRING_LIMIT),
+        color,
+    }
+}
+
+/// `-e`: the syscalls chosen (`None`: all of them), and the tracepoint events, in order.
+fn selection(
+    args: &Args,
+    warnings: &mut Vec<String>,
+) -> Result<(Option<Vec<u32>>, Vec<String>), ConfigError> {
     let (syscall_words, events) = crate::events::split_expr(&args.expr);
     let selection = if !syscall_words.is_empty() {
         let sel = selection::parse(&syscall_words.join(","))?;
@@ -483,53 +582,7 @@ pub fn resolve_with(
     } else {
         None
     };
-    let pid_map_entries = pid_map_entries(std::env::var("RTRACE_PID_MAP_ENTRIES").ok().as_deref())?;
-    let summary_entries = summary_entries(std::env::var("RTRACE_SUMMARY_ENTRIES").ok().as_deref())?;
-    let cpus = args
-        .cpu
-        .as_deref()
-        .map(|l| parse_cpus(l, configured_cpus()))
-        .transpose()?;
-    Ok(Config {
-        cpus,
-        pid_map_entries,
-        summary_entries,
-        selection,
-        events,
-        event_filter: args.filter.clone(),
-        warnings,
-        summary,
-        targets,
-        inherit: !(args.no_inherit || perf.no_inherit == Some(true)),
-        filter_pids,
-        output: args.output,
-        line: LineOptions {
-            show_comm: !args.no_comm,
-            absolute_time: args.time,
-            show_timestamp: perf.show_timestamp.unwrap_or(true),
-            show_duration: perf.show_duration.unwrap_or(true),
-            show_arg_names: perf.show_arg_names.unwrap_or(true),
-            show_zeros: perf.show_zeros.unwrap_or(false),
-            show_prefix: perf.show_prefix.unwrap_or(false),
-            alignment: perf.args_alignment.unwrap_or(70),
-            string_limit: args.string_limit.unwrap_or(STRING_LIMIT),
-            color,
-        },
-        failure_only: args.failure,
-        json: args.json,
-        min_duration_ns,
-        delay,
-        faults,
-        call_graph,
-        cgroup: args.cgroup.clone(),
-        input: args.input.clone(),
-        record: false,
-        max_events: args.max_events,
-        string_limit: args.string_limit.unwrap_or(STRING_LIMIT),
-        envp: args.envp,
-        ring_bytes,
-        verbose: args.verbose,
-    })
+    Ok((selection, events))
 }
 
 /// `rtrace record`: what a recording takes, and where it goes (`rtrace.data` unless
@@ -596,7 +649,6 @@ mod tests {
 
     #[test]
     fn faults_and_call_graphs_as_perf_takes_them() {
-        use crate::kernel::loader::Faults;
         let faults = |a: &[&str]| resolve(args(a), live).map(|c| c.faults);
         assert_eq!(
             faults(&["-F", "--", "true"]),
@@ -703,6 +755,48 @@ mod tests {
         assert!(!use_color(None, s("0"), None, false));
         assert!(use_color(None, None, Some(true), false));
         assert!(!use_color(None, None, Some(false), true));
+    }
+
+    #[test]
+    fn the_environment_handed_in_is_the_one_used() {
+        let with = |env: Env| {
+            resolve_with(
+                args(&["--", "true"]),
+                live,
+                &crate::perfconfig::TraceSettings::default(),
+                &env,
+            )
+        };
+        let terminal = Env {
+            stderr_terminal: true,
+            ..Env::default()
+        };
+        assert!(with(terminal.clone()).unwrap().line.color);
+        assert!(!with(Env::default()).unwrap().line.color);
+        let no_color = Env {
+            no_color: Some("1".into()),
+            ..terminal
+        };
+        assert!(!with(no_color).unwrap().line.color);
+        let bad = Env {
+            pid_map_entries: Some("0".into()),
+            ..Env::default()
+        };
+        assert_eq!(
+            with(bad).unwrap_err(),
+            ConfigError::BadPidMapEntries("0".into())
+        );
+        let forced = with(Env {
+            group_exit: Some("leader".into()),
+            syscall_hooks: Some("events".into()),
+            path: Some("/opt/bin".into()),
+            ..Env::default()
+        })
+        .unwrap();
+        assert_eq!(forced.group_exit.as_deref(), Some("leader"));
+        assert!(forced.syscall_hooks_on_events);
+        assert_eq!(forced.path, Some("/opt/bin".into()));
+        assert!(!with(Env::default()).unwrap().syscall_hooks_on_events);
     }
 
     #[test]

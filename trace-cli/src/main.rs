@@ -2,7 +2,7 @@
 //! the exit status; everything else is in the library (`lib.rs`).
 
 use clap::Parser;
-use trace_cli::{cli, config, kernel, perfconfig, pids, say, session, signals};
+use trace_cli::{cli, config, env, kernel, perfconfig, pids, say, session, signals};
 
 fn main() {
     // First of all: a stop asked for while rtrace starts is honoured, not lost.
@@ -53,11 +53,13 @@ fn main() {
         );
         return;
     }
-    let (perf, config_warnings) = perfconfig::from_env();
+    // The environment, read once: nothing below reads a variable.
+    let env = env::Env::read();
+    let (perf, config_warnings) = perfconfig::from_env(&env);
     for w in config_warnings {
         say!("rtrace: {w}");
     }
-    let cfg = match config::resolve_with(args, pids::targets::task_exists, &perf)
+    let cfg = match config::resolve_with(args, pids::targets::task_exists, &perf, &env)
         .and_then(|c| config::for_record(c, record))
     {
         Ok(c) => c,

@@ -146,13 +146,15 @@ pub fn from_file(path: &std::path::Path) -> Result<TraceSettings, String> {
 /// The settings perf would use, and a warning per file it cannot use: `$PERF_CONFIG`
 /// alone when it is set, else `/etc/perfconfig` then `~/.perfconfig`; a file that is
 /// not there is no warning.
-pub fn from_env() -> (TraceSettings, Vec<String>) {
-    let files: Vec<std::path::PathBuf> = match std::env::var_os("PERF_CONFIG") {
+pub fn from_env(env: &crate::env::Env) -> (TraceSettings, Vec<String>) {
+    let files: Vec<std::path::PathBuf> = match &env.perf_config {
         Some(p) => vec![p.into()],
         None => {
             let mut v = vec![std::path::PathBuf::from("/etc/perfconfig")];
             v.extend(
-                std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".perfconfig")),
+                env.home
+                    .as_ref()
+                    .map(|h| std::path::Path::new(h).join(".perfconfig")),
             );
             v.retain(|p| p.exists());
             v

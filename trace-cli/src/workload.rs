@@ -79,10 +79,11 @@ fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
 }
 
 impl Workload {
-    /// Forks the command and leaves it waiting for [`Workload::release`].
-    pub fn spawn_held(argv: &[OsString]) -> Result<Self, WorkloadError> {
+    /// Forks the command and leaves it waiting for [`Workload::release`]; `path_var`
+    /// is `PATH`, where it is looked up.
+    pub fn spawn_held(argv: &[OsString], path_var: Option<&OsStr>) -> Result<Self, WorkloadError> {
         let name = argv[0].to_string_lossy().into_owned();
-        let program = resolve_program(&argv[0], std::env::var_os("PATH").as_deref())
+        let program = resolve_program(&argv[0], path_var)
             .ok_or_else(|| WorkloadError::NotFound { name: name.clone() })?;
         let cstr = |s: &OsStr| CString::new(s.as_bytes()).map_err(|_| WorkloadError::Nul(s.into()));
         let program = cstr(program.as_os_str())?;

@@ -16,6 +16,7 @@ use super::{
     btf::{GroupLiveOffsets, LifecycleOffsets},
     features::GroupExit,
 };
+use crate::faults::Faults;
 use trace_common::{
     augment::{AUG_PLAN, AugPlan},
     maps::{CPUS, SYSCALL_CLASS, globals},
@@ -121,28 +122,15 @@ pub struct Settings {
     pub call_graph: u32,
 }
 
-/// `-F maj|min|all`: which page faults are traced.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Faults {
-    pub min: bool,
-    pub maj: bool,
-}
-
-impl Faults {
-    /// The programs, and the software events they are attached to.
-    fn chosen(self) -> impl Iterator<Item = (&'static str, SoftwareEvent)> {
-        [
-            (self.min, FAULT_PROGRAMS[0], SoftwareEvent::PageFaultsMin),
-            (self.maj, FAULT_PROGRAMS[1], SoftwareEvent::PageFaultsMaj),
-        ]
-        .into_iter()
-        .filter(|(on, _, _)| *on)
-        .map(|(_, name, event)| (name, event))
-    }
-
-    pub fn any(self) -> bool {
-        self.min || self.maj
-    }
+/// The fault programs `faults` chose, and the software events they are attached to.
+fn chosen_faults(faults: Faults) -> impl Iterator<Item = (&'static str, SoftwareEvent)> {
+    [
+        (faults.min, FAULT_PROGRAMS[0], SoftwareEvent::PageFaultsMin),
+        (faults.maj, FAULT_PROGRAMS[1], SoftwareEvent::PageFaultsMaj),
+    ]
+    .into_iter()
+    .filter(|(on, _, _)| *on)
+    .map(|(_, name, event)| (name, event))
 }
 
 /// The page-fault programs, minor and major.
@@ -217,7 +205,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         };
         loaded.map_err(|source| LoadError::Attach { name, source })?;
     }
-    for (name, _) in s.faults.chosen() {
+    for (name, _) in chosen_faults(s.faults) {
         program::<PerfEvent>(&mut bpf, name)?
             .load()
             .map_err(|source| LoadError::Attach { name, source })?;
@@ -331,7 +319,7 @@ pub fn attach_faults(
             source: ProgramError::IOError(source),
         })?,
     };
-    for (name, event) in faults.chosen() {
+    for (name, event) in chosen_faults(faults) {
         let prog: &mut PerfEvent = program(bpf, name)?;
         for &cpu in &cpus {
             prog.attach(

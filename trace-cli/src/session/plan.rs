@@ -1,0 +1,262 @@
+//! The settings of a session, settled before anything is loaded: tracefs and the
+//! tracepoint events, how a process's end is told, the loader's settings (targets,
+//! maps, where the syscall programs run) and what a recording keeps of the formats.
+
+use std::{ffi::OsString, io};
+
+use crate::{
+    config::{Config, Targets},
+    decode::{classes, syscall_table},
+    events::{EventTable, TpEvent},
+    kernel::{
+        btf::{Btf, GroupLiveOffsets, LifecycleOffsets},
+        features::{self, GroupExit},
+        loader::{Settings, SyscallHooks},
+        pidns::PidNs,
+        privilege,
+        tracefs::Tracefs,
+    },
+};
+
+use super::{SessionError, io_err, record_header::Formats};
+
+/// What `run` goes on with.
+pub(super) struct Plan<'c> {
+    pub tracefs: Tracefs,
+    pub ns: PidNs,
+    pub settings: Settings,
+    /// The command rtrace runs, if any.
+    pub argv: Option<&'c Vec<OsString>>,
+    pub event_table: EventTable,
+    /// `rtrace record`: what decoding the records needs, read while tracefs is at hand.
+    pub record_formats: Option<Formats>,
+}
+
+impl<'c> Plan<'c> {
+    pub fn settle(cfg: &'c Config) -> Result<Plan<'c>, SessionError> {
+        privilege::check()?;
+        let tracefs = Tracefs::find_or_mount()?;
+        // The raw tracepoint passes `group_dead` where its format has the field.
+        let exit_field = tracefs
+            .field_offset("sched", "sched_process_exit", "group_dead")?
+            .is_some();
+        let tp_events = tracepoint_events(cfg, &tracefs)?;
+        let ns = PidNs::current()
+            .map_err(io::Error::other)
+            .map_err(io_err("reading /proc/self/ns/pid"))?;
+        features::require(!ns.is_initial())?;
+        let kernel = lifecycle(cfg, exit_field)?;
+        let settings = settings(cfg, &ns, kernel, &tracefs, &tp_events)?;
+        let argv = match &cfg.targets {
+            Targets::Workload(argv) => Some(argv),
+            Targets::System { workload, .. } => workload.as_ref(),
+            Targets::Pids(_) | Targets::Tids(_) => None,
+        };
+        let record_formats = cfg
+            .record
+            .then(|| super::record_header::read_formats(&tracefs, &tp_events));
+        let event_table = EventTable::new(tp_events, ns.is_initial());
+        if cfg.verbose > 0 {
+            say!("rtrace: {settings:?}");
+            if let SyscallHooks::Events(events) = &settings.hooks {
+                say!(
+                    "rtrace: the syscall programs run on the chosen calls' own events ({} of them), no other call runs them; a 32-bit task's calls have none",
+                    events.len()
+                );
+            }
+        }
+        Ok(Plan {
+            tracefs,
+            ns,
+            settings,
+            argv,
+            event_table,
+            record_formats,
+        })
+    }
+}
+
+/// `-e cat:name` and `--filter`: the tracepoint events, found in tracefs.
+fn tracepoint_events(cfg: &Config, tracefs: &Tracefs) -> Result<Vec<TpEvent>, SessionError> {
+    if cfg.events.is_empty() && cfg.event_filter.is_none() {
+        return Ok(Vec::new());
+    }
+    Ok(crate::events::resolve(
+        &cfg.events,
+        cfg.event_filter.as_deref(),
+        &tracefs.available_events()?,
+        &mut |c, n| tracefs.event_format(c, n),
+    )?)
+}
+
+/// Where the exit program finds a task's fields, and how it tells a process's end
+/// (read from the kernel's BTF, which is let go at once: it is large).
+fn lifecycle(
+    cfg: &Config,
+    exit_field: bool,
+) -> Result<(LifecycleOffsets, GroupExit), SessionError> {
+    let btf = Btf::from_sys()?;
+    let lifecycle = LifecycleOffsets::find(&btf)?;
+    let group_exit = features::choose_group_exit(
+        exit_field,
+        || GroupLiveOffsets::find(&btf).ok(),
+        cfg.group_exit.as_deref(),
+    );
+    drop(btf);
+    if cfg.verbose > 0 || group_exit == GroupExit::Leader {
+        say!(
+            "rtrace: a process ends with its last thread, told by {}",
+            group_exit.describe()
+        );
+    }
+    Ok((lifecycle, group_exit))
+}
+
+/// What the loader is told: the targets, the maps' sizes, the kernel's offsets and
+/// how it tells a process's end, where the syscall programs run, and what they send.
+fn settings(
+    cfg: &Config,
+    ns: &PidNs,
+    (lifecycle, group_exit): (LifecycleOffsets, GroupExit),
+    tracefs: &Tracefs,
+    tp_events: &[TpEvent],
+) -> Result<Settings, SessionError> {
+    let (trace_all, filter_uid) = match &cfg.targets {
+        Targets::System { uid, .. } => (true, *uid),
+        Targets::Workload(_) | Targets::Pids(_) | Targets::Tids(_) => (false, None),
+    };
+    let key_by_tid = match cfg.targets {
+        Targets::Tids(_) => true,
+        Targets::Pids(_) | Targets::Workload(_) => !cfg.inherit,
+        Targets::System { .. } => false,
+    };
+    Ok(Settings {
+        trace_all,
+        filter_uid,
+        inherit: cfg.inherit,
+        key_by_tid,
+        pidns: (!ns.is_initial()).then_some((ns.dev, ns.ino)),
+        lifecycle,
+        group_exit,
+        ring_bytes: cfg.ring_bytes,
+        summary_flags: summary_flags(cfg.summary.as_ref()),
+        selective: cfg.selection.is_some(),
+        pid_map_entries: cfg.pid_map_entries,
+        summary_entries: if cfg.summary.is_some() {
+            cfg.summary_entries
+        } else {
+            1
+        },
+        cpu_filter: cfg.cpus.is_some(),
+        verbose: cfg.verbose,
+        exec_envp: cfg.envp,
+        hooks: syscall_hooks(cfg, ns.is_initial(), tracefs),
+        cgroup: cfg
+            .cgroup
+            .as_deref()
+            .map(crate::kernel::cgroup::resolve)
+            .transpose()?,
+        events: tp_events.iter().map(|e| u64::from(e.id)).collect(),
+        faults: cfg.faults,
+        call_graph: cfg.call_graph.map_or(0, |g| {
+            use trace_common::record::{STACK_KERNEL_SYSCALLS, STACK_USER};
+            STACK_USER
+                | if g.kernel_syscalls {
+                    STACK_KERNEL_SYSCALLS
+                } else {
+                    0
+                }
+        }),
+    })
+}
+
+/// The most calls `-e` runs on their own events (see [`syscall_hooks`]).
+const EVENTS_AT_MOST: usize = 32;
+
+/// Where the syscall programs run: on the raw tracepoints, or, when asked
+/// (`RTRACE_SYSCALL_HOOKS=events`), on the calls `-e` chose, each on its own events,
+/// where that shows all the raw tracepoints would (rtrace in the initial pid namespace;
+/// no exec chosen, whose reads need the registers, nor rt_sigreturn; every call with its
+/// events; a 32-bit task's calls have none). Not by default: each chosen call's two perf
+/// events take ~0.1 s to attach and release (the kernel serializes their grace
+/// periods), which only a long or busy trace wins back.
+fn syscall_hooks(cfg: &Config, initial_ns: bool, tracefs: &Tracefs) -> SyscallHooks {
+    let Some(nrs) = &cfg.selection else {
+        return SyscallHooks::Raw;
+    };
+    if !initial_ns || !cfg.syscall_hooks_on_events {
+        return SyscallHooks::Raw;
+    }
+    let mut events = Vec::new();
+    for &nr in nrs
+        .iter()
+        .filter(|&&nr| nr < trace_common::maps::COMPAT_BASE)
+    {
+        let Some(name) = syscall_table::name(nr) else {
+            return SyscallHooks::Raw;
+        };
+        let event = syscall_table::event_name(name);
+        let has = |side: &str| tracefs.has_event("syscalls", &format!("sys_{side}_{event}"));
+        if classes::is_exec(name) || name == "rt_sigreturn" || !has("enter") || !has("exit") {
+            return SyscallHooks::Raw;
+        }
+        events.push(event.to_string());
+    }
+    events.sort();
+    events.dedup();
+    // Each chosen call costs two perf events to attach and release: a long list is
+    // cheaper on the raw tracepoints.
+    if events.len() > EVENTS_AT_MOST {
+        return SyscallHooks::Raw;
+    }
+    SyscallHooks::Events(events)
+}
+
+/// What the programs do for the summary (`trace_common::stats::SUMMARY_*`): send the
+/// records only, without a summary.
+fn summary_flags(summary: Option<&crate::config::Summary>) -> u32 {
+    use trace_common::stats::{SUMMARY_AGGREGATE, SUMMARY_ERRNO, SUMMARY_RECORDS, SUMMARY_TOTAL};
+    let Some(s) = summary else {
+        return SUMMARY_RECORDS;
+    };
+    let mut flags = SUMMARY_AGGREGATE;
+    if !s.only {
+        flags |= SUMMARY_RECORDS;
+    }
+    if s.total {
+        flags |= SUMMARY_TOTAL;
+    }
+    if s.errno {
+        flags |= SUMMARY_ERRNO;
+    }
+    flags
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+    use trace_common::stats::{SUMMARY_AGGREGATE, SUMMARY_ERRNO, SUMMARY_RECORDS, SUMMARY_TOTAL};
+
+    use super::*;
+    use crate::cli::Args;
+
+    fn cfg(flags: &[&str]) -> Config {
+        let argv = ["rtrace"].iter().chain(flags).chain(&["--", "true"]);
+        crate::config::resolve(Args::try_parse_from(argv).unwrap(), |_| true).unwrap()
+    }
+
+    #[test]
+    fn summary_flags_follow_the_summary_asked_for() {
+        let flags = |f: &[&str]| summary_flags(cfg(f).summary.as_ref());
+        assert_eq!(flags(&[]), SUMMARY_RECORDS);
+        assert_eq!(flags(&["-s"]), SUMMARY_AGGREGATE);
+        assert_eq!(
+            flags(&["-S", "--summary-mode=total"]),
+            SUMMARY_AGGREGATE | SUMMARY_RECORDS | SUMMARY_TOTAL
+        );
+        assert_eq!(
+            flags(&["--errno-summary"]),
+            SUMMARY_AGGREGATE | SUMMARY_ERRNO
+        );
+    }
+}

@@ -1,0 +1,53 @@
+//! What the programs are told about each syscall before they run: its class bits,
+//! `-C`'s CPUs, and what to copy from user memory (each call's argument plan, from
+//! the catalog of tracefs formats the printer then decodes with).
+
+use trace_common::{maps::CLASS_EXEC, stats::SUMMARY_RECORDS};
+
+use crate::{
+    config::Config,
+    decode::{Catalog, classes, syscall_table},
+    kernel::{
+        loader::{self, Settings},
+        tracefs::Tracefs,
+    },
+};
+
+use super::{SessionError, probes::Probes};
+use crate::output::show::shows_unfinished;
+
+/// Writes the tables; the catalog, its plans read.
+pub(super) fn write(
+    probes: &mut Probes,
+    cfg: &Config,
+    settings: &Settings,
+    tracefs: Tracefs,
+) -> Result<Catalog<Tracefs>, SessionError> {
+    let classes = classes::syscall_classes(cfg.selection.as_deref(), shows_unfinished(cfg));
+    loader::write_classes(&mut probes.bpf, &classes)?;
+    if let Some(cpus) = &cfg.cpus {
+        loader::write_cpus(&mut probes.bpf, cpus)?;
+    }
+    let mut catalog = Catalog::new(tracefs);
+    if settings.summary_flags & SUMMARY_RECORDS != 0 {
+        // Only what can be recorded needs a plan: the selection, and execve, which
+        // starts a held workload whatever -e says.
+        match &cfg.selection {
+            Some(nrs) => {
+                let exec = classes
+                    .iter()
+                    .filter(|(_, c)| c & CLASS_EXEC != 0)
+                    .map(|(i, _)| *i);
+                catalog.preload(nrs.iter().copied().chain(exec));
+            }
+            None => catalog.preload(0..syscall_table::MAX_NR),
+        }
+        loader::write_aug_plans(
+            &mut probes.bpf,
+            catalog
+                .described()
+                .map(|(nr, i)| (nr, i.plan_with_limit(cfg.string_limit))),
+        )?;
+    }
+    Ok(catalog)
+}
