@@ -10,7 +10,6 @@ use crate::{
     decode::selection::{self, SelectionError},
     env::Env,
     faults::Faults,
-    output::line::LineOptions,
 };
 
 #[derive(Debug, Error, PartialEq)]
@@ -203,6 +202,43 @@ pub struct Config {
     pub syscall_hooks_on_events: bool,
     /// `PATH`, where the command is looked up.
     pub path: Option<OsString>,
+}
+
+/// How perf trace's line is laid out and decorated.
+#[derive(Clone, Debug)]
+pub struct LineOptions {
+    pub show_timestamp: bool,
+    pub show_duration: bool,
+    pub show_comm: bool,
+    pub show_arg_names: bool,
+    /// Show arguments whose value is 0 (perfconfig `show_zeros`).
+    pub show_zeros: bool,
+    /// Print constants with their prefix: `O_RDONLY` (perfconfig `show_prefix`).
+    pub show_prefix: bool,
+    /// `-T`: print the kernel's monotonic time instead of time since the first event.
+    pub absolute_time: bool,
+    pub alignment: usize,
+    /// argv entries shown (`--string-limit`).
+    pub string_limit: u16,
+    /// Colour as perf does on a terminal (never otherwise).
+    pub color: bool,
+}
+
+impl Default for LineOptions {
+    fn default() -> Self {
+        Self {
+            show_timestamp: true,
+            show_duration: true,
+            show_comm: true,
+            show_arg_names: true,
+            show_zeros: false,
+            show_prefix: false,
+            absolute_time: false,
+            alignment: 70,
+            string_limit: 32,
+            color: false,
+        }
+    }
 }
 
 /// `--call-graph fp`: what each line's call chain shows.

@@ -11,6 +11,7 @@ use trace_common::{
     record::{Augmented, FAULT_MAJ},
 };
 
+pub use crate::config::LineOptions;
 use crate::symbols::Location;
 
 use crate::decode::{
@@ -24,45 +25,9 @@ use crate::decode::{
     format::ArgKind,
 };
 
-#[derive(Clone, Debug)]
-pub struct LineOptions {
-    pub show_timestamp: bool,
-    pub show_duration: bool,
-    pub show_comm: bool,
-    pub show_arg_names: bool,
-    /// Show arguments whose value is 0 (perfconfig `show_zeros`).
-    pub show_zeros: bool,
-    /// Print constants with their prefix: `O_RDONLY` (perfconfig `show_prefix`).
-    pub show_prefix: bool,
-    /// `-T`: print the kernel's monotonic time instead of time since the first event.
-    pub absolute_time: bool,
-    pub alignment: usize,
-    /// argv entries shown (`--string-limit`).
-    pub string_limit: u16,
-    /// Colour as perf does on a terminal (never otherwise).
-    pub color: bool,
-}
-
 pub const RED: &str = "\x1b[31m";
 pub const YELLOW: &str = "\x1b[33m";
 pub const RESET: &str = "\x1b[m";
-
-impl Default for LineOptions {
-    fn default() -> Self {
-        Self {
-            show_timestamp: true,
-            show_duration: true,
-            show_comm: true,
-            show_arg_names: true,
-            show_zeros: false,
-            show_prefix: false,
-            absolute_time: false,
-            alignment: 70,
-            string_limit: 32,
-            color: false,
-        }
-    }
-}
 
 pub struct LineFormatter {
     opts: LineOptions,
