@@ -1348,3 +1348,38 @@ fn fds_closed_without_close_or_reused_by_a_pipe_keep_no_old_path() {
         "{r}"
     );
 }
+
+/// A C library builds sigaction's flags from an int: with its top bit set
+/// (SA_RESETHAND) the kernel's unsigned long gets 32 more high bits, which no flag
+/// names and which the line must not swallow (strace shows them in hex too).
+const SIGN_EXTENDED_FLAGS_PROGRAM: &str = r#"
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+struct ksigaction { void *handler; unsigned long flags; void *restorer; unsigned long mask; };
+int main(void) {
+    int flags = SA_NODEFER | SA_RESETHAND;
+    struct ksigaction a = { SIG_IGN, (unsigned long)(long)flags, 0, 0 };
+    return syscall(SYS_rt_sigaction, SIGUSR1, &a, 0, 8) != 0;
+}
+"#;
+
+#[test]
+fn flags_keep_the_bits_no_name_covers() {
+    if !bpf_ready("flags_keep_the_bits_no_name_covers") {
+        return;
+    }
+    let r = trace_program(
+        "signext",
+        SIGN_EXTENDED_FLAGS_PROGRAM,
+        &["-O0"],
+        &["-e", "rt_sigaction"],
+    );
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    let l = find_call(&lines, "rt_sigaction", "sig: USR1", &r);
+    assert!(
+        l.args
+            .contains(".sa_flags: NODEFER|RESETHAND|0xffffffff00000000,"),
+        "{r}"
+    );
+}

@@ -659,6 +659,8 @@ mod tests {
             show(Beauty::Flags(&tables::CLONE_FLAGS), clone),
             "CHILD_CLEARTID|CHILD_SETTID|0x11"
         );
+        // CLONE_IO is an int with its top bit set: its name, not a sign-extended mask.
+        assert_eq!(show(Beauty::Flags(&tables::CLONE_FLAGS), 0x8000_0000), "IO");
         assert_eq!(show(Beauty::Signal, 9), "KILL");
         assert_eq!(show(Beauty::Signal, 64), "SIGRT_32");
         assert_eq!(show(Beauty::Enum(&tables::SIGPROCMASK_HOW), 2), "SETMASK");

@@ -412,6 +412,12 @@ mod tests {
             "{ .sa_handler: SIG_IGN, .sa_flags: RESTORER|RESTART, .sa_mask: [CHLD] }"
         );
         assert_eq!(show(write_sigaction, &act[..16]), None);
+        // Flags built from a negative int: the high bits stay, after the names.
+        act[8..16].copy_from_slice(&((libc::SA_NODEFER | libc::SA_RESETHAND) as i64).to_ne_bytes());
+        assert_eq!(
+            show(write_sigaction, &act).unwrap(),
+            "{ .sa_handler: SIG_IGN, .sa_flags: NODEFER|RESETHAND|0xffffffff00000000, .sa_mask: [CHLD] }"
+        );
     }
 
     #[test]

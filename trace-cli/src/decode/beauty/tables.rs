@@ -13,10 +13,15 @@ pub struct Table {
 pub type Flags = &'static Table;
 pub type Names = &'static Table;
 
+/// A C constant as the bits it stands for, zero-extended from its own width: libc's
+/// `int` flags with the top bit set (SA_RESETHAND, CLONE_IO) are negative, and `as u64`
+/// alone would add 32 high bits that are no part of the flag.
 macro_rules! c {
-    ($e:expr) => {
-        $e as u64
-    };
+    ($e:expr) => {{
+        let bits = core::mem::size_of_val(&$e) * 8;
+        let v = $e as u64;
+        if bits >= 64 { v } else { v & ((1u64 << bits) - 1) }
+    }};
 }
 
 /// The kernel's O_LARGEFILE, which it sets on every file a 64-bit task opens (fcntl
@@ -673,3 +678,71 @@ pub const CAP_AMBIENT_OP: Table = Table {
     prefix: "PR_CAP_AMBIENT_",
     entries: &[(1, "IS_SET"), (2, "RAISE"), (3, "LOWER"), (4, "CLEAR_ALL")],
 };
+
+#[cfg(test)]
+mod every_table {
+    use super::*;
+
+    /// Every table, by name.
+    const ALL: &[(&str, &Table)] = &[
+        ("OPEN_FLAGS", &OPEN_FLAGS),
+        ("MODE", &MODE),
+        ("ACCESS_MODE", &ACCESS_MODE),
+        ("PROT", &PROT),
+        ("MMAP_FLAGS", &MMAP_FLAGS),
+        ("MREMAP_FLAGS", &MREMAP_FLAGS),
+        ("MADVISE", &MADVISE),
+        ("CLONE_FLAGS", &CLONE_FLAGS),
+        ("SIGNALS", &SIGNALS),
+        ("SA_FLAGS", &SA_FLAGS),
+        ("SIGPROCMASK_HOW", &SIGPROCMASK_HOW),
+        ("SOCKET_FAMILY", &SOCKET_FAMILY),
+        ("SOCKET_TYPE", &SOCKET_TYPE),
+        ("SOCKET_TYPE_FLAGS", &SOCKET_TYPE_FLAGS),
+        ("IP_PROTOCOL", &IP_PROTOCOL),
+        ("FCNTL_CMD", &FCNTL_CMD),
+        ("FUTEX_OP", &FUTEX_OP),
+        ("FUTEX_BITSET", &FUTEX_BITSET),
+        ("FD_FLAGS", &FD_FLAGS),
+        ("FUTEX_OP_FLAGS", &FUTEX_OP_FLAGS),
+        ("LSEEK_WHENCE", &LSEEK_WHENCE),
+        ("PRCTL_OPTION", &PRCTL_OPTION),
+        ("IOCTL_CMD", &IOCTL_CMD),
+        ("GETRANDOM_FLAGS", &GETRANDOM_FLAGS),
+        ("STATX_MASK", &STATX_MASK),
+        ("AT_FLAGS", &AT_FLAGS),
+        ("WAIT_OPTIONS", &WAIT_OPTIONS),
+        ("PIPE_FLAGS", &PIPE_FLAGS),
+        ("EPOLL_CTL_OP", &EPOLL_CTL_OP),
+        ("ARCH_PRCTL", &ARCH_PRCTL),
+        ("RLIMIT_RESOURCE", &RLIMIT_RESOURCE),
+        ("CLOCK_ID", &CLOCK_ID),
+        ("CLOCK_NANOSLEEP_FLAGS", &CLOCK_NANOSLEEP_FLAGS),
+        ("RENAME_FLAGS", &RENAME_FLAGS),
+        ("TIMERFD_FLAGS", &TIMERFD_FLAGS),
+        ("TIMERFD_SETTIME_FLAGS", &TIMERFD_SETTIME_FLAGS),
+        ("TIMER_SETTIME_FLAGS", &TIMER_SETTIME_FLAGS),
+        ("ITIMER_WHICH", &ITIMER_WHICH),
+        ("POLL_EVENTS", &POLL_EVENTS),
+        ("CAPABILITY", &CAPABILITY),
+        ("CAP_AMBIENT_OP", &CAP_AMBIENT_OP),
+    ];
+
+    /// A C `int` constant with its top bit set (SA_RESETHAND, CLONE_IO) must not be
+    /// sign-extended into the 64-bit value it is matched against: the high bits would
+    /// then be taken for part of its name, and a value without them would not match.
+    #[test]
+    fn no_value_is_a_sign_extended_int() {
+        let wrong: Vec<String> = ALL
+            .iter()
+            .flat_map(|(name, table)| {
+                table
+                    .entries
+                    .iter()
+                    .filter(|(v, _)| v >> 32 == 0xffff_ffff)
+                    .map(move |(v, entry)| format!("{name}: {entry} is {v:#x}"))
+            })
+            .collect();
+        assert!(wrong.is_empty(), "ints sign-extended: {wrong:#?}");
+    }
+}
