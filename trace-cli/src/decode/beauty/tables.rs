@@ -728,6 +728,32 @@ mod every_table {
         ("CAP_AMBIENT_OP", &CAP_AMBIENT_OP),
     ];
 
+    /// Whatever the value, the names and the hex remainder `write_flags` prints give
+    /// back every bit of it: no flags field drops bits it has no name for.
+    #[test]
+    fn flags_printed_give_back_every_bit() {
+        let values = [u64::MAX, 0xffff_ffff_0000_0000, 0x8000_0001, 0x1234_5678_9abc_def0];
+        for (name, table) in ALL {
+            for &v in &values {
+                let mut out = String::new();
+                crate::decode::beauty::write_flags(&mut out, v, table, false);
+                let back = out.split('|').fold(0u64, |acc, part| {
+                    let bits = match part.strip_prefix("0x") {
+                        Some(hex) => u64::from_str_radix(hex, 16).unwrap(),
+                        None => table
+                            .entries
+                            .iter()
+                            .find(|(_, n)| *n == part)
+                            .unwrap_or_else(|| panic!("{name}: {part}?"))
+                            .0,
+                    };
+                    acc | bits
+                });
+                assert_eq!(back, v, "{name}: {v:#x} printed as {out}");
+            }
+        }
+    }
+
     /// A C `int` constant with its top bit set (SA_RESETHAND, CLONE_IO) must not be
     /// sign-extended into the 64-bit value it is matched against: the high bits would
     /// then be taken for part of its name, and a value without them would not match.
