@@ -1383,3 +1383,72 @@ fn flags_keep_the_bits_no_name_covers() {
         "{r}"
     );
 }
+
+/// Values strace names that were bare numbers: socket message flags, shutdown's how,
+/// fadvise's advice, inotify's masks and flags, a uid or gid of -1, the sticky bit.
+const NAMED_VALUES_PROGRAM: &str = r#"
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <sys/inotify.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) return 1;
+    sendto(sv[0], "x", 1, MSG_DONTWAIT | MSG_NOSIGNAL, 0, 0);
+    shutdown(sv[0], SHUT_WR);
+    int fd = open(argv[0], O_RDONLY);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    fchown(fd, -1, -1);
+    setresuid(-1, -1, -1);
+    int in = inotify_init1(IN_CLOEXEC);
+    inotify_add_watch(in, argv[1], IN_MODIFY | IN_CREATE);
+    chmod(argv[1], 01777);
+    struct stat st;
+    return stat(argv[1], &st);
+}
+"#;
+
+#[test]
+fn values_strace_names_are_named() {
+    if !bpf_ready("values_strace_names_are_named") {
+        return;
+    }
+    let dir = scratch_dir("named");
+    let bin = compile(&dir, "named", NAMED_VALUES_PROGRAM);
+    let sticky = dir.join("sticky");
+    std::fs::create_dir(&sticky).unwrap();
+    let r = run(
+        rtrace()
+            .args([
+                "-e",
+                "sendto,shutdown,fadvise64,fadvise64_64,fchown,setresuid,inotify_init1,inotify_add_watch,newfstatat,stat,statx",
+                "--",
+            ])
+            .arg(&bin)
+            .arg(&sticky),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    let has = |name: &str, args: &str| {
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.name.starts_with(name) && l.args.contains(args)),
+            "no {name} with {args}{r}"
+        );
+    };
+    has("sendto", "flags: DONTWAIT|NOSIGNAL");
+    has("shutdown", "how: WR");
+    has("fadvise64", "advice: SEQUENTIAL");
+    has("fchown", "user: -1, group: -1");
+    has("setresuid", "ruid: -1, euid: -1, suid: -1");
+    has("inotify_init1", "flags: CLOEXEC");
+    has("inotify_add_watch", "mask: MODIFY|CREATE");
+    assert!(
+        r.stderr.contains("S_IFDIR|S_ISVTX|0777"),
+        "the sticky directory's mode{r}"
+    );
+}

@@ -49,6 +49,8 @@ pub enum Beauty {
     /// A pid: the number, and `(comm)` after it when the task's name is known (added
     /// by the line, which knows the names).
     Pid,
+    /// A uid or gid: `-1` ("leave it as it is") as strace writes it, not 4294967295.
+    Id,
     /// clone's flags: the flags, and the exit signal in the low byte by name.
     CloneFlags,
     /// What a call read into a buffer (read, pread64, getrandom), quoted: written by the
@@ -273,6 +275,10 @@ pub fn write_arg(
             Ok(())
         }
         Beauty::Pid => write!(out, "{}", raw as u32 as i32),
+        Beauty::Id => match raw as u32 {
+            u32::MAX => write!(out, "-1"),
+            id => write!(out, "{id}"),
+        },
         Beauty::CloneFlags => {
             write_clone_flags(out, raw, style.prefix);
             Ok(())
@@ -659,6 +665,19 @@ mod tests {
             show(Beauty::Flags(&tables::CLONE_FLAGS), clone),
             "CHILD_CLEARTID|CHILD_SETTID|0x11"
         );
+        assert_eq!(
+            show(Beauty::Flags(&tables::MSG_FLAGS), 0x4040),
+            "DONTWAIT|NOSIGNAL"
+        );
+        assert_eq!(show(Beauty::Enum(&tables::SHUTDOWN_HOW), 1), "WR");
+        assert_eq!(show(Beauty::Enum(&tables::FADVISE), 0), "NORMAL");
+        assert_eq!(show(Beauty::Enum(&tables::FADVISE), 2), "SEQUENTIAL");
+        assert_eq!(
+            show(Beauty::Flags(&tables::INOTIFY_MASK), 0x102),
+            "MODIFY|CREATE"
+        );
+        assert_eq!(show(Beauty::Id, u64::from(u32::MAX)), "-1");
+        assert_eq!(show(Beauty::Id, 1000), "1000");
         // CLONE_IO is an int with its top bit set: its name, not a sign-extended mask.
         assert_eq!(show(Beauty::Flags(&tables::CLONE_FLAGS), 0x8000_0000), "IO");
         assert_eq!(show(Beauty::Signal, 9), "KILL");

@@ -46,6 +46,29 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
     (&["mmap"], "flags", Beauty::Flags(&t::MMAP_FLAGS)),
     (&["mremap"], "flags", Beauty::Flags(&t::MREMAP_FLAGS)),
     (
+        &[
+            "send", "sendto", "sendmsg", "sendmmsg", "recv", "recvfrom", "recvmsg", "recvmmsg",
+        ],
+        "flags",
+        Beauty::Flags(&t::MSG_FLAGS),
+    ),
+    (&["shutdown"], "how", Beauty::Enum(&t::SHUTDOWN_HOW)),
+    (
+        &["fadvise64", "fadvise64_64", "arm_fadvise64_64"],
+        "advice",
+        Beauty::Enum(&t::FADVISE),
+    ),
+    (
+        &["inotify_add_watch"],
+        "mask",
+        Beauty::Flags(&t::INOTIFY_MASK),
+    ),
+    (
+        &["inotify_init1"],
+        "flags",
+        Beauty::Flags(&t::INOTIFY_INIT_FLAGS),
+    ),
+    (
         &["madvise", "process_madvise"],
         "behavior",
         Beauty::Enum(&t::MADVISE),
@@ -372,6 +395,9 @@ pub fn beauty_for(syscall: &str, arg: &ArgSpec) -> Beauty {
     }
     if ty == "pid_t" {
         return Beauty::Pid;
+    }
+    if matches!(ty, "uid_t" | "gid_t" | "old_uid_t" | "old_gid_t") {
+        return Beauty::Id;
     }
     Beauty::Raw(arg.kind)
 }

@@ -20,7 +20,15 @@ const FILE_TYPES: &[(u32, &str)] = &[
     (libc::S_IFSOCK, "S_IFSOCK"),
 ];
 
-/// `S_IFREG|0644`.
+/// The set-id and sticky bits in `st_mode`, as strace names them.
+const MODE_BITS: [(u32, &str); 3] = [
+    (libc::S_ISUID, "S_ISUID"),
+    (libc::S_ISGID, "S_ISGID"),
+    (libc::S_ISVTX, "S_ISVTX"),
+];
+
+/// `S_IFREG|0644`, `S_IFDIR|S_ISVTX|0777`: the type, the special bits by name, then
+/// the permissions, as strace writes them.
 fn write_mode(out: &mut String, mode: u32) {
     match FILE_TYPES.iter().find(|(t, _)| mode & libc::S_IFMT == *t) {
         Some((_, name)) => out.push_str(name),
@@ -28,7 +36,13 @@ fn write_mode(out: &mut String, mode: u32) {
             let _ = write!(out, "{:#o}", mode & libc::S_IFMT);
         }
     }
-    let _ = write!(out, "|{:04o}", mode & 0o7777);
+    for (bit, name) in MODE_BITS {
+        if mode & bit != 0 {
+            out.push('|');
+            out.push_str(name);
+        }
+    }
+    let _ = write!(out, "|{:04o}", mode & 0o777);
 }
 
 /// `struct stat` as this architecture's kernel writes it for a native task (the libc
@@ -370,7 +384,7 @@ mod tests {
         );
         assert_eq!(
             show(write_stat, &stat_bytes(libc::S_IFDIR | 0o1777, 4096, 0)).unwrap(),
-            "{ .st_mode: S_IFDIR|1777, .st_size: 4096, ... }"
+            "{ .st_mode: S_IFDIR|S_ISVTX|0777, .st_size: 4096, ... }"
         );
         assert_eq!(show(write_stat, &[0; 16]), None, "too short: no guess");
     }

@@ -141,6 +141,95 @@ pub const MREMAP_FLAGS: Table = Table {
     entries: &[(1, "MAYMOVE"), (2, "FIXED"), (4, "DONTUNMAP")],
 };
 
+/// The flags of the calls that send and receive on sockets (send*, recv*).
+pub const MSG_FLAGS: Table = Table {
+    prefix: "MSG_",
+    entries: &[
+        (c!(libc::MSG_OOB), "OOB"),
+        (c!(libc::MSG_PEEK), "PEEK"),
+        (c!(libc::MSG_DONTROUTE), "DONTROUTE"),
+        (c!(libc::MSG_CTRUNC), "CTRUNC"),
+        (0x10, "PROBE"),
+        (c!(libc::MSG_TRUNC), "TRUNC"),
+        (c!(libc::MSG_DONTWAIT), "DONTWAIT"),
+        (c!(libc::MSG_EOR), "EOR"),
+        (c!(libc::MSG_WAITALL), "WAITALL"),
+        (c!(libc::MSG_FIN), "FIN"),
+        (c!(libc::MSG_SYN), "SYN"),
+        (c!(libc::MSG_CONFIRM), "CONFIRM"),
+        (c!(libc::MSG_RST), "RST"),
+        (c!(libc::MSG_ERRQUEUE), "ERRQUEUE"),
+        (c!(libc::MSG_NOSIGNAL), "NOSIGNAL"),
+        (c!(libc::MSG_MORE), "MORE"),
+        (c!(libc::MSG_WAITFORONE), "WAITFORONE"),
+        (0x40000, "BATCH"),
+        (0x0400_0000, "ZEROCOPY"),
+        (c!(libc::MSG_FASTOPEN), "FASTOPEN"),
+        (c!(libc::MSG_CMSG_CLOEXEC), "CMSG_CLOEXEC"),
+    ],
+};
+
+/// shutdown's `how`.
+pub const SHUTDOWN_HOW: Table = Table {
+    prefix: "SHUT_",
+    entries: &[
+        (c!(libc::SHUT_RD), "RD"),
+        (c!(libc::SHUT_WR), "WR"),
+        (c!(libc::SHUT_RDWR), "RDWR"),
+    ],
+};
+
+/// fadvise64's advice (the generic values; s390's differ, and rtrace does not run there).
+pub const FADVISE: Table = Table {
+    prefix: "POSIX_FADV_",
+    entries: &[
+        (c!(libc::POSIX_FADV_NORMAL), "NORMAL"),
+        (c!(libc::POSIX_FADV_RANDOM), "RANDOM"),
+        (c!(libc::POSIX_FADV_SEQUENTIAL), "SEQUENTIAL"),
+        (c!(libc::POSIX_FADV_WILLNEED), "WILLNEED"),
+        (c!(libc::POSIX_FADV_DONTNEED), "DONTNEED"),
+        (c!(libc::POSIX_FADV_NOREUSE), "NOREUSE"),
+    ],
+};
+
+/// inotify_add_watch's mask: the events, then how the watch behaves.
+pub const INOTIFY_MASK: Table = Table {
+    prefix: "IN_",
+    entries: &[
+        (c!(libc::IN_ACCESS), "ACCESS"),
+        (c!(libc::IN_MODIFY), "MODIFY"),
+        (c!(libc::IN_ATTRIB), "ATTRIB"),
+        (c!(libc::IN_CLOSE_WRITE), "CLOSE_WRITE"),
+        (c!(libc::IN_CLOSE_NOWRITE), "CLOSE_NOWRITE"),
+        (c!(libc::IN_OPEN), "OPEN"),
+        (c!(libc::IN_MOVED_FROM), "MOVED_FROM"),
+        (c!(libc::IN_MOVED_TO), "MOVED_TO"),
+        (c!(libc::IN_CREATE), "CREATE"),
+        (c!(libc::IN_DELETE), "DELETE"),
+        (c!(libc::IN_DELETE_SELF), "DELETE_SELF"),
+        (c!(libc::IN_MOVE_SELF), "MOVE_SELF"),
+        (c!(libc::IN_UNMOUNT), "UNMOUNT"),
+        (c!(libc::IN_Q_OVERFLOW), "Q_OVERFLOW"),
+        (c!(libc::IN_IGNORED), "IGNORED"),
+        (c!(libc::IN_ONLYDIR), "ONLYDIR"),
+        (c!(libc::IN_DONT_FOLLOW), "DONT_FOLLOW"),
+        (c!(libc::IN_EXCL_UNLINK), "EXCL_UNLINK"),
+        (0x1000_0000, "MASK_CREATE"),
+        (c!(libc::IN_MASK_ADD), "MASK_ADD"),
+        (c!(libc::IN_ISDIR), "ISDIR"),
+        (c!(libc::IN_ONESHOT), "ONESHOT"),
+    ],
+};
+
+/// inotify_init1's flags.
+pub const INOTIFY_INIT_FLAGS: Table = Table {
+    prefix: "IN_",
+    entries: &[
+        (c!(libc::IN_NONBLOCK), "NONBLOCK"),
+        (c!(libc::IN_CLOEXEC), "CLOEXEC"),
+    ],
+};
+
 pub const MADVISE: Table = Table {
     // perf prints these with their prefix, with or without show_prefix.
     prefix: "",
@@ -685,6 +774,11 @@ mod every_table {
 
     /// Every table, by name.
     const ALL: &[(&str, &Table)] = &[
+        ("MSG_FLAGS", &MSG_FLAGS),
+        ("SHUTDOWN_HOW", &SHUTDOWN_HOW),
+        ("FADVISE", &FADVISE),
+        ("INOTIFY_MASK", &INOTIFY_MASK),
+        ("INOTIFY_INIT_FLAGS", &INOTIFY_INIT_FLAGS),
         ("OPEN_FLAGS", &OPEN_FLAGS),
         ("MODE", &MODE),
         ("ACCESS_MODE", &ACCESS_MODE),
@@ -732,7 +826,12 @@ mod every_table {
     /// back every bit of it: no flags field drops bits it has no name for.
     #[test]
     fn flags_printed_give_back_every_bit() {
-        let values = [u64::MAX, 0xffff_ffff_0000_0000, 0x8000_0001, 0x1234_5678_9abc_def0];
+        let values = [
+            u64::MAX,
+            0xffff_ffff_0000_0000,
+            0x8000_0001,
+            0x1234_5678_9abc_def0,
+        ];
         for (name, table) in ALL {
             for &v in &values {
                 let mut out = String::new();
@@ -740,12 +839,14 @@ mod every_table {
                 let back = out.split('|').fold(0u64, |acc, part| {
                     let bits = match part.strip_prefix("0x") {
                         Some(hex) => u64::from_str_radix(hex, 16).unwrap(),
-                        None => table
-                            .entries
-                            .iter()
-                            .find(|(_, n)| *n == part)
-                            .unwrap_or_else(|| panic!("{name}: {part}?"))
-                            .0,
+                        None => {
+                            table
+                                .entries
+                                .iter()
+                                .find(|(_, n)| *n == part)
+                                .unwrap_or_else(|| panic!("{name}: {part}?"))
+                                .0
+                        }
                     };
                     acc | bits
                 });
