@@ -30,6 +30,9 @@ Exit status:
 #[command(
     name = "rtrace",
     infer_long_args = true,
+    // As perf: a flag given twice is taken (the last value wins), so that wrappers
+    // and aliases that add one the user also typed keep working.
+    args_override_self = true,
     disable_version_flag = true,
     after_help = AFTER_HELP,
     version,
@@ -438,6 +441,18 @@ mod tests {
             !help.contains("--no-summary") && !help.contains("--switch-on"),
             "{help}"
         );
+    }
+
+    #[test]
+    fn a_flag_given_twice_is_taken_as_perf_takes_it() {
+        let a = Args::try_parse_from(["rtrace", "-s", "-s", "--", "true"]).unwrap();
+        assert!(a.summary);
+        let a = Args::try_parse_from(["rtrace", "--max-events", "5", "--max-events", "9", "true"])
+            .unwrap();
+        assert_eq!(a.max_events, Some(9));
+        // Lists still add up.
+        let a = Args::try_parse_from(["rtrace", "-e", "read", "-e", "write", "true"]).unwrap();
+        assert_eq!(a.expr, ["read", "write"]);
     }
 
     #[test]

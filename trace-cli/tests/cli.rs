@@ -63,3 +63,26 @@ fn refusals() {
         insta::assert_snapshot!(*name, rtrace(args), &args.join(" "));
     }
 }
+
+/// A flag given twice (a wrapper's and the user's) is taken, as perf takes it: the
+/// options parse, and what follows is the usual check (here, a summary of a process
+/// that does not exist).
+#[test]
+fn a_flag_given_twice_is_taken() {
+    let once = rtrace(&["-s", "-p", "999999999"]);
+    assert!(once.contains("status: 2"), "{once}");
+    assert!(!once.contains("multiple times"), "{once}");
+    assert_eq!(rtrace(&["-s", "-s", "-p", "999999999"]), once);
+    assert_eq!(
+        rtrace(&[
+            "--max-events",
+            "1",
+            "--max-events",
+            "2",
+            "-s",
+            "-p",
+            "999999999"
+        ]),
+        once
+    );
+}
