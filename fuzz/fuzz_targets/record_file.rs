@@ -15,6 +15,7 @@ use libfuzzer_sys::fuzz_target;
 use trace_cli::{
     cli::Args,
     config,
+    env::Env,
     perfconfig::TraceSettings,
     record::{file::Reader, replay::Replay},
 };
@@ -28,7 +29,8 @@ fuzz_target!(|data: &[u8]| {
     let mut argv = vec!["rtrace", "-i", "fuzz.data"];
     argv.extend_from_slice(OPTIONS[usize::from(pick) % OPTIONS.len()]);
     let args = <Args as clap::Parser>::try_parse_from(argv).expect("fixed arguments parse");
-    let cfg = config::resolve_with(args, |_| false, &TraceSettings::default())
+    // No perf config and an empty environment: the same replay on every machine.
+    let cfg = config::resolve_with(args, |_| false, &TraceSettings::default(), &Env::default())
         .expect("fixed arguments resolve");
     if let Ok(replay) = Replay::start(&cfg, Reader::new(file, "fuzz.data")) {
         let mut out = Vec::new();
