@@ -12,12 +12,21 @@ fn rtrace_ends_when_its_targets_have_exited() {
     if !bpf_ready("rtrace_ends_when_its_targets_have_exited") {
         return;
     }
-    // Long enough to outlast rtrace's start-up in the emulated kernels of the matrix.
-    let sleeper = rtrace_tests::Bg::spawn("sleep", &["4"]);
+    // A sleeper that ends on its own once told, however long rtrace's start-up takes
+    // (over 4 s at times in the emulated 6.1 of the matrix: a fixed `sleep 4` had
+    // already exited then).
+    let dir = rtrace_tests::scratch_dir("ends");
+    let go = dir.join("go");
+    let sleeper = python(&format!(
+        "import os, time\n\
+         while not os.path.exists({go:?}):\n    time.sleep(0.3)\n",
+        go = go.to_str().unwrap()
+    ));
     let pid = sleeper.pid();
     let mut t = Tracer::start(&["-p", &pid.to_string()]);
     assert_eq!(map_keys(t.pid(), "pids_to_trace").unwrap(), vec![pid]);
     assert!(!t.exited());
+    std::fs::write(&go, "").unwrap();
     let r = t.wait(Duration::from_secs(15));
     assert_eq!(r.code(), Some(0), "{r}");
     let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
