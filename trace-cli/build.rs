@@ -18,6 +18,53 @@ fn aya_version(lock: &str) -> Option<&str> {
     None
 }
 
+/// What the binary is built from: its changes mark a build `-dirty`.
+const SOURCES: [&str; 5] = ["trace-cli", "trace-ebpf", "trace-common", "Cargo.toml", "Cargo.lock"];
+
+/// The commit checked out in `workspace` (12 hex digits, `-dirty` when the sources the
+/// binary is built from differ from it), or `unknown` without git or a checkout.
+/// `RTRACE_GIT_COMMIT` set by a packager wins. Reruns when HEAD moves or a source changes.
+fn git_commit(workspace: &std::path::Path) -> String {
+    println!("cargo:rerun-if-env-changed=RTRACE_GIT_COMMIT");
+    if let Ok(c) = std::env::var("RTRACE_GIT_COMMIT") {
+        return c;
+    }
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(workspace)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    };
+    let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) else {
+        return "unknown".into();
+    };
+    let dir = std::path::Path::new(&dir);
+    println!("cargo:rerun-if-changed={}", dir.join("HEAD").display());
+    // A missing file would make cargo rerun this script on every build: a branch
+    // that lives only in packed-refs is watched there.
+    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
+        let loose = dir.join(branch);
+        let watched = if loose.exists() { loose } else { dir.join("packed-refs") };
+        if watched.exists() {
+            println!("cargo:rerun-if-changed={}", watched.display());
+        }
+    }
+    for s in SOURCES {
+        println!("cargo:rerun-if-changed={}", workspace.join(s).display());
+    }
+    let Some(commit) = git(&["rev-parse", "--short=12", "HEAD"]) else {
+        return "unknown".into();
+    };
+    let mut status = vec!["status", "--porcelain", "--untracked-files=no", "--"];
+    status.extend(SOURCES);
+    let dirty = git(&status).is_some_and(|s| !s.is_empty());
+    if dirty { format!("{commit}-dirty") } else { commit }
+}
+
 fn main() -> anyhow::Result<()> {
     let manifest_dir = std::env::var("CARGO_MANIFEST_DIR").context("CARGO_MANIFEST_DIR")?;
     let workspace = std::path::Path::new(&manifest_dir)
@@ -30,6 +77,11 @@ fn main() -> anyhow::Result<()> {
         "cargo:rustc-env=RTRACE_AYA_VERSION={}",
         aya_version(&lock).unwrap_or("unknown")
     );
+    println!(
+        "cargo:rustc-env=RTRACE_TARGET={}",
+        std::env::var("TARGET").context("TARGET")?
+    );
+    println!("cargo:rustc-env=RTRACE_GIT_COMMIT={}", git_commit(workspace));
     let root = workspace.join("trace-ebpf");
     let root = root.to_str().ok_or_else(|| anyhow!("non-UTF-8 path"))?;
     // aya-build passes every line of the nested cargo's output on as a build-script

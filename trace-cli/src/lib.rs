@@ -12,6 +12,7 @@ macro_rules! say {
     }};
 }
 
+pub mod build_info;
 pub mod cli;
 pub mod clock;
 pub mod config;

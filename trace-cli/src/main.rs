@@ -4,6 +4,12 @@
 use clap::Parser;
 use trace_cli::{cli, config, env, kernel, perfconfig, pids, say, session, signals};
 
+/// The static (musl) build: musl's own allocator is several times slower than glibc's
+/// on many small blocks, as ripgrep found; mimalloc keeps the static build's speed.
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     // First of all: a stop asked for while rtrace starts is honoured, not lost.
     signals::catch_early();
@@ -12,10 +18,14 @@ fn main() {
     // Large blocks (the kernel's BTF, read twice at start: 5 MiB each) always from
     // mmap, so that they go back to the system when freed. glibc would otherwise raise
     // its threshold after the first is freed and take the next ones from the heap,
-    // which stays resident: 35 MiB instead of 24 for the whole session.
+    // which stays resident: 35 MiB instead of 24 for the whole session. (The static
+    // build's allocator is mimalloc, which returns freed segments by itself.)
     // SAFETY: mallopt only changes the allocator's tuning; nothing is allocated yet
     // on another thread.
-    unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024) };
+    #[cfg(target_env = "gnu")]
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024)
+    };
     // `rtrace record [options] [-- command]`, as perf's `perf trace record`.
     let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let record = argv.get(1).is_some_and(|a| a == "record");
@@ -45,10 +55,12 @@ fn main() {
         }
     };
     if args.version {
-        println!(
-            "rtrace {} (aya {})\n{}",
-            env!("CARGO_PKG_VERSION"),
-            env!("RTRACE_AYA_VERSION"),
+        // `rtrace --version | head -1` closes the pipe early: not worth a word.
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stdout().lock(),
+            "{}\n{}",
+            trace_cli::build_info::line(),
             kernel::features::report()
         );
         return;

@@ -86,3 +86,39 @@ fn a_flag_given_twice_is_taken() {
         once
     );
 }
+
+/// `rtrace --version | head -1`: the reader is gone before the features are written,
+/// which is no reason to panic (seen: "failed printing to stdout: Broken pipe").
+#[test]
+fn version_into_a_closed_pipe_is_quiet() {
+    let (read, write) = std::io::pipe().expect("a pipe");
+    drop(read);
+    let out = Command::new(env!("CARGO_BIN_EXE_rtrace"))
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(write)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("rtrace runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}
+
+/// The first line says the version, the commit, the target and how it is linked.
+#[test]
+fn version_names_the_build() {
+    let out = Command::new(env!("CARGO_BIN_EXE_rtrace"))
+        .arg("--version")
+        .output()
+        .expect("rtrace runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let first = stdout.lines().next().unwrap_or_default();
+    let arch = std::env::consts::ARCH;
+    assert!(
+        first.starts_with(concat!("rtrace ", env!("CARGO_PKG_VERSION"), " ("))
+            && first.contains(&format!("{arch}-unknown-linux-"))
+            && (first.contains(", static;") || first.contains(", dynamic;")),
+        "{first}"
+    );
+}
