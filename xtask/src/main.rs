@@ -3,6 +3,7 @@
 mod bench;
 mod benchmarks_md;
 mod container;
+mod dist;
 mod docs;
 mod fidelity;
 mod fuzz;
@@ -80,6 +81,17 @@ enum Task {
     },
     /// Write shell completions (bash, zsh, fish) and the man page under target/doc-gen/.
     Docs,
+    /// Set up (the musl targets, zig, cargo-zigbuild), then build what users install,
+    /// under target/dist/: per architecture a static rtrace as a tarball and a .deb
+    /// (with the man page and completions), and the container image `rtrace:<version>`
+    /// saved as an archive (Docker is started when none answers).
+    Dist {
+        /// Only these architectures (x86_64, aarch64); all when none is named.
+        arch: Vec<String>,
+        /// Leave out the container image (no Docker needed).
+        #[arg(long)]
+        no_image: bool,
+    },
     /// Set up, then run formatting and lint checks, unit tests and the root integration tests;
     /// with `--kernel 6.1|6.12|all`, only the root integration tests, inside VMs running
     /// Debian's kernels of those series.
@@ -134,6 +146,10 @@ fn real_main() -> Result<()> {
             fuzz::fuzz(seconds)
         }
         Task::Docs => docs::generate(std::path::Path::new("target/doc-gen")),
+        Task::Dist { arch, no_image } => {
+            setup::setup()?;
+            dist::dist(&dist::choose(&arch)?, !no_image).map(drop)
+        }
         Task::Trace { args } => {
             setup::setup()?;
             run::run_step(

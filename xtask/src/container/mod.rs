@@ -12,7 +12,7 @@
 //! - the refusals: Docker's default capabilities, and runc's two without tracefs.
 
 mod checks;
-mod engine;
+pub mod engine;
 mod image;
 
 use std::{
