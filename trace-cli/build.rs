@@ -19,7 +19,13 @@ fn aya_version(lock: &str) -> Option<&str> {
 }
 
 /// What the binary is built from: its changes mark a build `-dirty`.
-const SOURCES: [&str; 5] = ["trace-cli", "trace-ebpf", "trace-common", "Cargo.toml", "Cargo.lock"];
+const SOURCES: [&str; 5] = [
+    "trace-cli",
+    "trace-ebpf",
+    "trace-common",
+    "Cargo.toml",
+    "Cargo.lock",
+];
 
 /// The commit checked out in `workspace` (12 hex digits, `-dirty` when the sources the
 /// binary is built from differ from it), or `unknown` without git or a checkout.
@@ -48,7 +54,11 @@ fn git_commit(workspace: &std::path::Path) -> String {
     // that lives only in packed-refs is watched there.
     if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
         let loose = dir.join(branch);
-        let watched = if loose.exists() { loose } else { dir.join("packed-refs") };
+        let watched = if loose.exists() {
+            loose
+        } else {
+            dir.join("packed-refs")
+        };
         if watched.exists() {
             println!("cargo:rerun-if-changed={}", watched.display());
         }
@@ -62,7 +72,11 @@ fn git_commit(workspace: &std::path::Path) -> String {
     let mut status = vec!["status", "--porcelain", "--untracked-files=no", "--"];
     status.extend(SOURCES);
     let dirty = git(&status).is_some_and(|s| !s.is_empty());
-    if dirty { format!("{commit}-dirty") } else { commit }
+    if dirty {
+        format!("{commit}-dirty")
+    } else {
+        commit
+    }
 }
 
 fn main() -> anyhow::Result<()> {
@@ -81,7 +95,10 @@ fn main() -> anyhow::Result<()> {
         "cargo:rustc-env=RTRACE_TARGET={}",
         std::env::var("TARGET").context("TARGET")?
     );
-    println!("cargo:rustc-env=RTRACE_GIT_COMMIT={}", git_commit(workspace));
+    println!(
+        "cargo:rustc-env=RTRACE_GIT_COMMIT={}",
+        git_commit(workspace)
+    );
     let root = workspace.join("trace-ebpf");
     let root = root.to_str().ok_or_else(|| anyhow!("non-UTF-8 path"))?;
     // aya-build passes every line of the nested cargo's output on as a build-script

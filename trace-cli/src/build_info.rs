@@ -33,17 +33,34 @@ mod tests {
     #[test]
     fn the_line_names_version_commit_target_and_linking() {
         assert_eq!(
-            format_line("0.1.0", "22eab0a1b2c3", "aarch64-unknown-linux-musl", true, "0.14.0"),
+            format_line(
+                "0.1.0",
+                "22eab0a1b2c3",
+                "aarch64-unknown-linux-musl",
+                true,
+                "0.14.0"
+            ),
             "rtrace 0.1.0 (22eab0a1b2c3, aarch64-unknown-linux-musl, static; aya 0.14.0)"
         );
-        assert!(format_line("0.1.0", "unknown", "x86_64-unknown-linux-gnu", false, "0.14.0")
-            .contains("x86_64-unknown-linux-gnu, dynamic;"));
+        assert!(
+            format_line(
+                "0.1.0",
+                "unknown",
+                "x86_64-unknown-linux-gnu",
+                false,
+                "0.14.0"
+            )
+            .contains("x86_64-unknown-linux-gnu, dynamic;")
+        );
     }
 
     #[test]
     fn this_build_names_its_own_target() {
         let l = line();
-        assert!(l.contains(TARGET) && l.contains(std::env::consts::ARCH), "{l}");
+        assert!(
+            l.contains(TARGET) && l.contains(std::env::consts::ARCH),
+            "{l}"
+        );
         assert_eq!(STATIC, cfg!(target_env = "musl"), "{l}");
     }
 }

@@ -58,7 +58,7 @@ impl Outcome {
             .ok_or_else(|| "the script printed no pid first".into())
     }
 
-    fn status(&self, want: i32) -> Result<(), String> {
+    pub fn status(&self, want: i32) -> Result<(), String> {
         match self.code {
             Some(c) if c == want => Ok(()),
             other => Err(format!("exit status {other:?}, expected {want}")),
@@ -89,7 +89,7 @@ pub struct Check {
     pub verify: Verdict,
 }
 
-fn check(name: &str, script: &str, verify: Verdict) -> Check {
+pub fn check(name: &str, script: &str, verify: Verdict) -> Check {
     Check {
         name: name.into(),
         script: script.into(),
@@ -97,7 +97,7 @@ fn check(name: &str, script: &str, verify: Verdict) -> Check {
     }
 }
 
-fn need(ok: bool, what: &str) -> Result<(), String> {
+pub fn need(ok: bool, what: &str) -> Result<(), String> {
     if ok { Ok(()) } else { Err(what.into()) }
 }
 

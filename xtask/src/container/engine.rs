@@ -172,6 +172,22 @@ impl Container {
         Ok(Self::Runc { id: id.into() })
     }
 
+    /// `docker cp` of the host file `from` into the container's `/tmp`.
+    pub fn copy_to_tmp(&self, from: &Path) -> Result<()> {
+        let Self::Docker { name } = self else {
+            bail!("copying into a runc container is not done here");
+        };
+        let status = docker()
+            .arg("cp")
+            .arg(from)
+            .arg(format!("{name}:/tmp/"))
+            .status()?;
+        if !status.success() {
+            bail!("docker cp {} failed", from.display());
+        }
+        Ok(())
+    }
+
     /// Runs `script` with the container's sh; its output and exit status.
     pub fn exec(&self, script: &str) -> Result<Output> {
         let mut cmd = match self {

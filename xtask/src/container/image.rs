@@ -1,6 +1,7 @@
-//! The smoke test's image, made without a registry or a Dockerfile: a root file system
-//! holding busybox, the just-built rtrace, the shared libraries `ldd` names for them and
-//! a static test program, imported into Docker from a tar (and used as it is by runc).
+//! The smoke test's image, made without a registry or a Dockerfile: a busybox-only root
+//! file system holding the static rtrace of `cargo xtask dist`, busybox and a static
+//! test program, and no library, imported into Docker from a tar (and used as it is by
+//! runc).
 
 use std::{
     fs,
@@ -21,41 +22,12 @@ const APPLETS: [&str; 10] = [
 
 const THREAD_EXEC: &str = include_str!("thread_exec.c");
 
-/// The shared libraries `ldd` lists for `bin` (none for a static one).
-fn libraries(bin: &Path) -> Result<Vec<PathBuf>> {
-    let out = Command::new("ldd").arg(bin).output()?;
-    // ldd fails with "not a dynamic executable" on a static binary.
-    if !out.status.success() {
-        return Ok(Vec::new());
-    }
-    Ok(parse_ldd(&String::from_utf8_lossy(&out.stdout)))
-}
-
-/// Paths in ldd's output: `libc.so.6 => /lib/…/libc.so.6 (0x…)` and the loader's
-/// `/lib64/ld-linux-x86-64.so.2 (0x…)`; the vDSO has no file.
-fn parse_ldd(text: &str) -> Vec<PathBuf> {
-    text.lines()
-        .filter_map(|l| {
-            let l = l.trim();
-            let path = match l.split_once("=>") {
-                Some((_, rest)) => rest.trim(),
-                None => l,
-            };
-            let path = path.split_whitespace().next()?;
-            path.starts_with('/').then(|| PathBuf::from(path))
-        })
-        .collect()
-}
-
-/// Copies `bin` to `rootfs/bin/<name>` and its libraries to the same paths in `rootfs`.
+/// Copies `bin` to `rootfs/bin/<name>`; refused unless it is static: the root holds
+/// no shared library, so what runs here runs in any container.
 fn install(rootfs: &Path, bin: &Path, name: &str) -> Result<()> {
+    crate::dist::toolchain::check_static(bin, "x86-64")?;
     fs::copy(bin, rootfs.join("bin").join(name))
         .with_context(|| format!("copying {}", bin.display()))?;
-    for lib in libraries(bin)? {
-        let to = rootfs.join(lib.strip_prefix("/")?);
-        fs::create_dir_all(to.parent().context("a library path has a parent")?)?;
-        fs::copy(&lib, &to).with_context(|| format!("copying {}", lib.display()))?;
-    }
     Ok(())
 }
 
@@ -111,23 +83,4 @@ pub fn import(dir: &Path, rootfs: &Path, tag: &str) -> Result<()> {
     }
     fs::remove_file(&tar)?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ldd_paths_are_the_files_named() {
-        let text = "\tlinux-vdso.so.1 (0x00007ffd)\n\tlibgcc_s.so.1 => /lib/x86_64-linux-gnu/libgcc_s.so.1 (0x00007f)\n\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f)\n\t/lib64/ld-linux-x86-64.so.2 (0x00007f)\n";
-        assert_eq!(
-            parse_ldd(text),
-            [
-                "/lib/x86_64-linux-gnu/libgcc_s.so.1",
-                "/lib/x86_64-linux-gnu/libc.so.6",
-                "/lib64/ld-linux-x86-64.so.2"
-            ]
-            .map(PathBuf::from)
-        );
-    }
 }

@@ -9,20 +9,25 @@
 //! - runc, the OCI runtime under Docker, containerd and podman, with only CAP_BPF and
 //!   CAP_PERFMON and the host's tracefs bound read-only: what a newer Docker, a
 //!   Kubernetes pod or podman asks runc for with the README's flags;
-//! - the refusals: Docker's default capabilities, and runc's two without tracefs.
+//! - the refusals: Docker's default capabilities, and runc's two without tracefs;
+//! - what `cargo xtask dist` made: its image (`docker load`, then rtrace as the entry
+//!   point), the busybox-only root above (the static binary, no library), and a Debian
+//!   11 root (glibc 2.31) where the .deb installs and the tarball's binary runs.
 
 mod checks;
 pub mod engine;
 mod image;
+mod old_root;
 
 use std::{
     path::Path,
     process::{Child, Command, Stdio},
 };
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 
-use checks::{Check, Outcome};
+use crate::{dist::Artefacts, run::capture};
+use checks::{Check, Outcome, calls, need};
 use engine::{Container, Docker, docker};
 
 /// Docker's least privilege on 20.10: CAP_SYS_ADMIN covers loading, attaching and
@@ -96,21 +101,119 @@ fn explain(why: &str, o: &Outcome) -> String {
     )
 }
 
-pub fn smoke(rtrace: &Path) -> Result<()> {
+pub fn smoke(root: &Path, dist: &Artefacts) -> Result<()> {
     let scratch = std::env::temp_dir().join(format!("rtrace-container-{}", std::process::id()));
     std::fs::create_dir_all(&scratch)?;
-    let result = smoke_in(&scratch, rtrace);
+    let result = smoke_in(root, &scratch, dist);
     let _ = std::fs::remove_dir_all(&scratch);
     result
 }
 
-fn smoke_in(scratch: &Path, rtrace: &Path) -> Result<()> {
+/// The static x86_64 binary `dist` made.
+fn static_x86(dist: &Artefacts) -> Result<&Path> {
+    dist.of("x86_64")
+        .map(|b| b.bin.as_path())
+        .context("the container checks need dist's x86_64 build")
+}
+
+/// `docker load` of dist's image archive, then rtrace as its entry point: with the
+/// least privilege the README gives, it traces a program bound in from the host.
+fn image_checks(dist: &Artefacts) -> Result<Vec<String>> {
+    let archive = dist.image.as_deref().context("dist made no image")?;
+    let tag = crate::dist::image_tag();
+    let said = capture("docker load", docker().arg("load").arg("-i").arg(archive))?;
+    if !said.contains(&format!("Loaded image: {tag}")) {
+        bail!("docker load did not load {tag}: {said}");
+    }
+    let _loaded = ImageTag(tag.clone());
+    println!(
+        "xtask: in the image {tag} (docker load of {}):",
+        archive.display()
+    );
+    type Verify = fn(&Outcome) -> Result<(), String>;
+    let cases: [(&str, Vec<&str>, &[&str], Verify); 2] = [
+        (
+            "--version says it is the static build",
+            vec![],
+            &["--version"],
+            |o| {
+                o.status(0)?;
+                need(
+                    o.stdout.contains("x86_64-unknown-linux-musl, static;"),
+                    "not `x86_64-unknown-linux-musl, static;`",
+                )
+            },
+        ),
+        (
+            "with CAP_SYS_ADMIN alone it traces busybox bound in from the host",
+            [
+                DOCKER_SYS_ADMIN.as_slice(),
+                &["-v", "/bin/busybox:/bin/busybox:ro"],
+            ]
+            .concat(),
+            &["--", "/bin/busybox", "cat", "/proc/self/stat"],
+            |o| {
+                o.status(0)?;
+                need(
+                    calls(&o.stderr)
+                        .iter()
+                        .any(|c| c.name == "openat" && c.line.contains("/proc/self/stat")),
+                    "no `openat(… /proc/self/stat …)` line",
+                )
+            },
+        ),
+    ];
+    let mut failed = Vec::new();
+    for (name, flags, args, verify) in cases {
+        let out = docker()
+            .args(["run", "--rm"])
+            .args(&flags)
+            .arg(&tag)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()?;
+        let o = Outcome::from(out);
+        match verify(&o) {
+            Ok(()) => println!("  ok    {name}"),
+            Err(why) => {
+                println!("  FAIL  {name}: {}", explain(&why, &o));
+                failed.push(format!("the image: {name}"));
+            }
+        }
+    }
+    Ok(failed)
+}
+
+/// The Debian 11 root: the .deb and the tarball copied in, then [`old_root::checks`].
+fn old_root_checks(root: &Path, scratch: &Path, dist: &Artefacts) -> Result<Vec<String>> {
+    let dir = old_root::ensure(root)?;
+    let tag = ImageTag(format!("rtrace-old-root:{}", std::process::id()));
+    image::import(scratch, &dir, &tag.0)?;
+    // Docker's default capabilities (dpkg needs them) and CAP_SYS_ADMIN for rtrace.
+    let c = Container::docker(
+        &format!("rtrace-smoke-{}-debian11", std::process::id()),
+        &tag.0,
+        &["--cap-add=SYS_ADMIN"],
+    )?;
+    let x86 = dist
+        .of("x86_64")
+        .context("the old-glibc root needs dist's x86_64 build")?;
+    c.copy_to_tmp(&x86.deb)?;
+    c.copy_to_tmp(&x86.tarball)?;
+    Ok(run_checks(
+        &format!("Debian 11 (glibc {}), --cap-add=SYS_ADMIN", old_root::GLIBC),
+        &c,
+        old_root::checks(dist)?,
+    ))
+}
+
+fn smoke_in(root: &Path, scratch: &Path, dist: &Artefacts) -> Result<()> {
     let _docker = Docker::ensure(scratch)?;
-    let rootfs = image::rootfs(scratch, rtrace)?;
+    let mut failed = image_checks(dist)?;
+    let rootfs = image::rootfs(scratch, static_x86(dist)?)?;
     let tag = ImageTag(format!("rtrace-smoke:{}", std::process::id()));
     image::import(scratch, &rootfs, &tag.0)?;
     let name = |n: &str| format!("rtrace-smoke-{}-{n}", std::process::id());
-    let mut failed = Vec::new();
 
     let c = Container::docker(&name("sysadmin"), &tag.0, &DOCKER_SYS_ADMIN)?;
     failed.extend(run_checks(
@@ -174,6 +277,8 @@ fn smoke_in(scratch: &Path, rtrace: &Path) -> Result<()> {
         vec![checks::refused_without_tracefs()],
     ));
     drop(c);
+
+    failed.extend(old_root_checks(root, scratch, dist)?);
 
     if !failed.is_empty() {
         bail!(

@@ -50,13 +50,23 @@ fn put(root: &Path, rel: &str, bytes: &[u8], mode: u32) -> Result<u64> {
 }
 
 /// Lays the package out under `stage` and packs it into `out`; the package's path.
-pub fn build(arch: &Arch, bin: &Path, docs: &Docs, stage: &Path, out: &Path) -> Result<std::path::PathBuf> {
+pub fn build(
+    arch: &Arch,
+    bin: &Path,
+    docs: &Docs,
+    stage: &Path,
+    out: &Path,
+) -> Result<std::path::PathBuf> {
     let root = stage.join(format!("deb-{}", arch.deb));
     let _ = fs::remove_dir_all(&root);
     let mut bytes = put(&root, "usr/bin/rtrace", &fs::read(bin)?, 0o755)?;
     let man = docs.man_gz()?;
     bytes += put(&root, MAN, &man, 0o644)?;
-    for (rel, file) in [(BASH, "rtrace.bash"), (ZSH, "_rtrace"), (FISH, "rtrace.fish")] {
+    for (rel, file) in [
+        (BASH, "rtrace.bash"),
+        (ZSH, "_rtrace"),
+        (FISH, "rtrace.fish"),
+    ] {
         bytes += put(&root, rel, &fs::read(docs.completion(file))?, 0o644)?;
     }
     let mut copyright = String::from(
@@ -76,9 +86,24 @@ pub fn build(arch: &Arch, bin: &Path, docs: &Docs, stage: &Path, out: &Path) -> 
             }
         }
     }
-    bytes += put(&root, &format!("{DOC}/copyright"), copyright.as_bytes(), 0o644)?;
-    bytes += put(&root, &format!("{DOC}/README.md"), &fs::read(&docs.readme)?, 0o644)?;
-    put(&root, "DEBIAN/control", control(arch, bytes.div_ceil(1024)).as_bytes(), 0o644)?;
+    bytes += put(
+        &root,
+        &format!("{DOC}/copyright"),
+        copyright.as_bytes(),
+        0o644,
+    )?;
+    bytes += put(
+        &root,
+        &format!("{DOC}/README.md"),
+        &fs::read(&docs.readme)?,
+        0o644,
+    )?;
+    put(
+        &root,
+        "DEBIAN/control",
+        control(arch, bytes.div_ceil(1024)).as_bytes(),
+        0o644,
+    )?;
     let deb = out.join(file_name(arch));
     run_step(
         &format!("pack {}", deb.display()),
@@ -97,11 +122,26 @@ mod tests {
     #[test]
     fn control_names_the_arch_and_depends_on_nothing() {
         let c = control(&super::super::ARCHES[1], 6000);
-        assert!(c.contains("\nArchitecture: arm64\n") && c.contains("\nInstalled-Size: 6000\n"), "{c}");
+        assert!(
+            c.contains("\nArchitecture: arm64\n") && c.contains("\nInstalled-Size: 6000\n"),
+            "{c}"
+        );
         assert!(!c.contains("Depends"), "{c}");
         // Every line of the long description starts with a space; none is empty.
-        let desc: Vec<&str> = c.split_once("Description: ").unwrap().1.lines().skip(1).collect();
-        assert!(!desc.is_empty() && desc.iter().all(|l| l.starts_with(' ') && l.len() > 1), "{c}");
-        assert_eq!(file_name(&super::super::ARCHES[0]), format!("rtrace_{VERSION}-1_amd64.deb"));
+        let desc: Vec<&str> = c
+            .split_once("Description: ")
+            .unwrap()
+            .1
+            .lines()
+            .skip(1)
+            .collect();
+        assert!(
+            !desc.is_empty() && desc.iter().all(|l| l.starts_with(' ') && l.len() > 1),
+            "{c}"
+        );
+        assert_eq!(
+            file_name(&super::super::ARCHES[0]),
+            format!("rtrace_{VERSION}-1_amd64.deb")
+        );
     }
 }

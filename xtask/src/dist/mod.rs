@@ -5,6 +5,7 @@
 
 mod deb;
 mod image;
+pub use image::tag as image_tag;
 mod tarball;
 pub mod toolchain;
 
@@ -84,11 +85,17 @@ impl Docs {
 
 /// What one run of `dist` made.
 pub struct Artefacts {
-    pub dir: PathBuf,
-    /// Per architecture built: (arch name, static binary, tarball, .deb).
+    /// Per architecture built: its static binary, tarball and .deb.
     pub builds: Vec<Built>,
     /// `docker save`'s archive of `rtrace:<version>`, when x86_64 was built.
     pub image: Option<PathBuf>,
+}
+
+impl Artefacts {
+    /// What was built for the architecture named `arch` (`x86_64`, `aarch64`).
+    pub fn of(&self, arch: &str) -> Option<&Built> {
+        self.builds.iter().find(|b| b.arch.name == arch)
+    }
 }
 
 pub struct Built {
@@ -161,9 +168,5 @@ pub fn dist(arches: &[&'static Arch], image: bool) -> Result<Artefacts> {
         let size = fs::metadata(f).map(|m| m.len()).unwrap_or(0);
         println!("  {:>10}  {}", size, f.display());
     }
-    Ok(Artefacts {
-        dir: out,
-        builds,
-        image,
-    })
+    Ok(Artefacts { builds, image })
 }

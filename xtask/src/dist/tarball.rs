@@ -33,7 +33,11 @@ pub fn build(arch: &Arch, bin: &Path, docs: &Docs, stage: &Path, out: &Path) -> 
     }
     fs::copy(&docs.readme, dir.join("README.md"))?;
     for (name, text) in LICENCES {
-        let file = if name == "MIT" { "LICENSE-MIT" } else { "LICENSE-APACHE" };
+        let file = if name == "MIT" {
+            "LICENSE-MIT"
+        } else {
+            "LICENSE-APACHE"
+        };
         fs::write(dir.join(file), text)?;
     }
     let tarball = out.join(format!("{stem}.tar.gz"));
@@ -41,7 +45,13 @@ pub fn build(arch: &Arch, bin: &Path, docs: &Docs, stage: &Path, out: &Path) -> 
     run_step(
         &format!("pack {}", tarball.display()),
         Command::new("tar")
-            .args(["--owner=0", "--group=0", "--numeric-owner", "--sort=name", "-czf"])
+            .args([
+                "--owner=0",
+                "--group=0",
+                "--numeric-owner",
+                "--sort=name",
+                "-czf",
+            ])
             .arg(&tarball)
             .arg("-C")
             .arg(stage)

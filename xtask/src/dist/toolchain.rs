@@ -48,7 +48,9 @@ fn ensure_targets(targets: &[&str]) -> Result<()> {
     eprintln!("xtask: installing the Rust targets {}", missing.join(", "));
     run_step(
         "install the musl targets",
-        Command::new("rustup").args(["target", "add"]).args(&missing),
+        Command::new("rustup")
+            .args(["target", "add"])
+            .args(&missing),
     )
 }
 
@@ -127,7 +129,10 @@ pub fn check_static(bin: &Path, arch_word: &str) -> Result<String> {
         .with_context(|| format!("running file on {}", bin.display()))?;
     let said = said.trim().to_owned();
     if !is_static_for(&said, arch_word) {
-        bail!("{} is not a static {arch_word} executable: {said}", bin.display());
+        bail!(
+            "{} is not a static {arch_word} executable: {said}",
+            bin.display()
+        );
     }
     Ok(said)
 }
@@ -144,7 +149,8 @@ mod tests {
 
     #[test]
     fn only_a_static_binary_of_the_arch_passes() {
-        let x86 = "ELF 64-bit LSB executable, x86-64, version 1 (SYSV), statically linked, stripped";
+        let x86 =
+            "ELF 64-bit LSB executable, x86-64, version 1 (SYSV), statically linked, stripped";
         assert!(is_static_for(x86, "x86-64"));
         assert!(!is_static_for(x86, "ARM aarch64"));
         let pie = "ELF 64-bit LSB pie executable, ARM aarch64, version 1 (SYSV), static-pie linked, stripped";
