@@ -153,8 +153,9 @@ pub trait FormatSource {
 pub struct Catalog<S> {
     /// By index, up to `syscall_table::MAX_NR`.
     infos: Vec<Option<SyscallInfo>>,
-    /// The last number past the table a record named (only a damaged record file has
-    /// one): described in one slot, so that such a number costs no table of its size.
+    /// The last number past the table a record named (a 32-bit task's number past the
+    /// room of its indexes, such as ARM's private calls on arm64, or a damaged record
+    /// file's): described in one slot, so that such a number costs no table of its size.
     stray: Option<(u32, SyscallInfo)>,
     /// Parsed formats by event name: the native and 32-bit tables share them.
     formats: std::collections::HashMap<&'static str, Option<Vec<ArgSpec>>>,
@@ -191,7 +192,8 @@ impl<S: FormatSource> Catalog<S> {
     pub fn get(&mut self, nr: u32) -> &SyscallInfo {
         if nr >= syscall_table::MAX_NR {
             if self.stray.as_ref().is_none_or(|(n, _)| *n != nr) {
-                self.stray = Some((nr, SyscallInfo::new(&format!("syscall_{nr}"), None)));
+                let info = self.describe(nr);
+                self.stray = Some((nr, info));
             }
             return &self.stray.as_ref().expect("filled above").1;
         }
@@ -200,47 +202,46 @@ impl<S: FormatSource> Catalog<S> {
             self.infos.resize_with(i + 1, || None);
         }
         if self.infos[i].is_none() {
-            let info = match syscall_table::name(nr) {
-                None => SyscallInfo::new(&format!("syscall_{nr}"), None),
-                Some(name) => {
-                    let source = &mut self.source;
-                    let args = self
-                        .formats
-                        .entry(name)
-                        .or_insert_with(|| {
-                            source
-                                .sys_enter_format(syscall_table::event_name(name))
-                                .map(|text| format::parse_format(&text))
-                        })
-                        .clone();
-                    let native = nr < trace_common::maps::COMPAT_BASE;
-                    let args = match args {
-                        // The mask it restores, which the kernel side sends in the first
-                        // slot (a native x86_64 task's; see its `sigreturn_mask`).
-                        Some(a)
-                            if name == "rt_sigreturn"
-                                && a.is_empty()
-                                && native
-                                && SIGRETURN_MASK =>
-                        {
-                            Some(vec![format::ArgSpec {
-                                name: "mask".into(),
-                                kind: format::ArgKind::Pointer,
-                                ty: "sigset_t *".into(),
-                            }])
-                        }
-                        a => a,
-                    };
-                    let mut info = SyscallInfo::new(name, args);
-                    if !native {
-                        info.without_native_structs();
-                    }
-                    info
-                }
-            };
+            let info = self.describe(nr);
             self.infos[i] = Some(info);
         }
         self.infos[i].as_ref().expect("filled above")
+    }
+
+    /// The description of a syscall index: its name and its format's arguments, or
+    /// `syscall_<nr>` with raw arguments for a number the tables do not name.
+    fn describe(&mut self, nr: u32) -> SyscallInfo {
+        let Some(name) = syscall_table::name(nr) else {
+            return SyscallInfo::new(&format!("syscall_{nr}"), None);
+        };
+        let source = &mut self.source;
+        let args = self
+            .formats
+            .entry(name)
+            .or_insert_with(|| {
+                source
+                    .sys_enter_format(syscall_table::event_name(name))
+                    .map(|text| format::parse_format(&text))
+            })
+            .clone();
+        let native = nr < trace_common::maps::COMPAT_BASE;
+        let args = match args {
+            // The mask it restores, which the kernel side sends in the first
+            // slot (a native x86_64 task's; see its `sigreturn_mask`).
+            Some(a) if name == "rt_sigreturn" && a.is_empty() && native && SIGRETURN_MASK => {
+                Some(vec![format::ArgSpec {
+                    name: "mask".into(),
+                    kind: format::ArgKind::Pointer,
+                    ty: "sigset_t *".into(),
+                }])
+            }
+            a => a,
+        };
+        let mut info = SyscallInfo::new(name, args);
+        if !native {
+            info.without_native_structs();
+        }
+        info
     }
 }
 
@@ -253,6 +254,9 @@ mod tests {
         let mut c = Catalog::new(Fixed);
         assert_eq!(c.get(u32::MAX).name, "syscall_4294967295");
         assert_eq!(c.get(syscall_table::MAX_NR).name, "syscall_2048");
+        // A 32-bit arm task's private calls, which the kernel side passes on as they are.
+        #[cfg(target_arch = "aarch64")]
+        assert_eq!(c.get(0xf0005).name, "set_tls");
         assert!(c.infos.is_empty());
     }
 

@@ -1,38 +1,134 @@
-//! Syscall numbers to names, for the architecture rtrace runs on (the `syscalls` crate's
-//! tables, generated from the kernel's own). Also the tracefs event name, which differs
-//! from the table's name for a few calls (perf keeps the same aliases).
+//! Syscall numbers to names, for the architecture rtrace runs on: its native table and
+//! its 32-bit tasks' (i386 on x86_64, arm on arm64). Each is the `syscalls` crate's
+//! (generated from the kernel's own) with the names perf and strace give where the
+//! crate's differ or it has none. Also the tracefs event name, which differs from the
+//! table's name for a few calls (perf keeps the same aliases).
 
 use trace_common::maps::{COMPAT_BASE, SYSCALL_INDEXES};
-
-#[cfg(target_arch = "x86_64")]
-use syscalls::{x86::Sysno as CompatSysno, x86_64::Sysno};
-
-#[cfg(target_arch = "aarch64")]
-use syscalls::{aarch64::Sysno, arm::Sysno as CompatSysno};
 
 /// Syscall indexes run below this: the native table, then the 32-bit one from
 /// `COMPAT_BASE` (see `trace_common::maps`).
 pub const MAX_NR: u32 = SYSCALL_INDEXES;
 
+/// One table: the `syscalls` crate's, and the names that take its numbers over.
+struct Table {
+    crate_name: fn(u32) -> Option<&'static str>,
+    crate_number: fn(&str) -> Option<u32>,
+    /// (number, name): where perf and strace name a call otherwise than the crate
+    /// (the crate's name is then no name of this table), or name one it lacks.
+    names: &'static [(u32, &'static str)],
+}
+
+/// The table of one of the `syscalls` crate's architectures, with `names` over it.
+macro_rules! table {
+    ($arch:ident, $names:expr) => {
+        Table {
+            crate_name: |nr| syscalls::$arch::Sysno::new(nr as usize).map(|s| s.name()),
+            crate_number: |name| {
+                name.parse::<syscalls::$arch::Sysno>()
+                    .ok()
+                    .map(|s| s.id() as u32)
+            },
+            names: $names,
+        }
+    };
+}
+
+impl Table {
+    fn name(&self, nr: u32) -> Option<&'static str> {
+        match self.names.iter().find(|(n, _)| *n == nr) {
+            Some((_, name)) => Some(name),
+            None => (self.crate_name)(nr),
+        }
+    }
+
+    fn number(&self, name: &str) -> Option<u32> {
+        if let Some((nr, _)) = self.names.iter().find(|(_, n)| *n == name) {
+            return Some(*nr);
+        }
+        (self.crate_number)(name).filter(|nr| self.names.iter().all(|(n, _)| n != nr))
+    }
+}
+
+/// An architecture: its native table and its 32-bit tasks'.
+struct Arch {
+    native: Table,
+    compat: Table,
+}
+
+impl Arch {
+    fn name(&self, idx: u32) -> Option<&'static str> {
+        match idx {
+            ..COMPAT_BASE => self.native.name(idx),
+            COMPAT_BASE..SYSCALL_INDEXES => self.compat.name(idx - COMPAT_BASE),
+            // A 32-bit task's number past the room its indexes have, which the kernel
+            // side passes on as it is (ARM's private calls, 0xf0001…). The index does not
+            // tell it from a native task's number, but no native table has one this high.
+            _ => self.compat.name(idx),
+        }
+    }
+
+    fn number(&self, name: &str) -> Option<u32> {
+        self.native.number(name)
+    }
+
+    /// The index of a 32-bit task's call, as the kernel side makes it.
+    #[cfg(test)]
+    fn compat_number(&self, name: &str) -> Option<u32> {
+        let nr = self.compat.number(name)?;
+        Some(if nr < COMPAT_BASE {
+            COMPAT_BASE + nr
+        } else {
+            nr
+        })
+    }
+}
+
+#[cfg(any(test, target_arch = "x86_64"))]
+const X86_64: Arch = Arch {
+    native: table!(x86_64, &[]),
+    compat: table!(x86, &[]),
+};
+
+#[cfg(any(test, target_arch = "aarch64"))]
+const AARCH64: Arch = Arch {
+    // The crate takes the generic unistd.h's `__NR3264_fstatat`; arm64's own table,
+    // perf, strace and the tracefs event say newfstatat.
+    native: table!(aarch64, &[(79, "newfstatat")]),
+    // ARM's private calls (`__ARM_NR_BASE` 0xf0000 + n), which the crate's table,
+    // made from syscall.tbl, lacks: strace's names.
+    compat: table!(
+        arm,
+        &[
+            (0xf0001, "breakpoint"),
+            (0xf0002, "cacheflush"),
+            (0xf0003, "usr26"),
+            (0xf0004, "usr32"),
+            (0xf0005, "set_tls"),
+            (0xf0006, "get_tls"),
+        ]
+    ),
+};
+
+#[cfg(target_arch = "x86_64")]
+const THIS: &Arch = &X86_64;
+#[cfg(target_arch = "aarch64")]
+const THIS: &Arch = &AARCH64;
+
 /// The name of a syscall index (native or 32-bit).
 pub fn name(idx: u32) -> Option<&'static str> {
-    if idx >= COMPAT_BASE {
-        return CompatSysno::new((idx - COMPAT_BASE) as usize).map(|s| s.name());
-    }
-    Sysno::new(idx as usize).map(|s| s.name())
+    THIS.name(idx)
 }
 
 /// The native index of a syscall name.
 pub fn number(name: &str) -> Option<u32> {
-    name.parse::<Sysno>().ok().map(|s| s.id() as u32)
+    THIS.number(name)
 }
 
 /// The 32-bit table's index of a syscall name.
 #[cfg(test)]
 pub fn compat_number(name: &str) -> Option<u32> {
-    name.parse::<CompatSysno>()
-        .ok()
-        .map(|s| COMPAT_BASE + s.id() as u32)
+    THIS.compat_number(name)
 }
 
 /// Table name -> the name under `events/syscalls/sys_enter_<name>` when they differ.
@@ -81,6 +177,49 @@ mod tests {
         // i386: exit_group is 252, openat 295
         assert_eq!(name(1024 + 252), Some("exit_group"));
         assert_eq!(compat_number("openat"), Some(1024 + 295));
+    }
+
+    /// arm64's names are perf's and strace's, on any host.
+    #[test]
+    fn aarch64_names() {
+        let a = &AARCH64;
+        assert_eq!(a.name(56), Some("openat"));
+        assert_eq!(a.name(94), Some("exit_group"));
+        assert_eq!(a.number("execve"), Some(221));
+        // 79 is x86_64's newfstatat (262): the same name, so the same beautifier and
+        // `-e newfstatat` (which matches names) selects it.
+        assert_eq!(a.name(79), Some("newfstatat"));
+        assert_eq!(a.name(79), X86_64.name(262));
+        assert_eq!(a.number("newfstatat"), Some(79));
+        assert_eq!(event_name(a.name(79).unwrap()), "newfstatat");
+        // The crate's name is no longer one of the table's.
+        assert_eq!(a.number("fstatat"), None);
+        assert!((0..MAX_NR).all(|idx| a.name(idx) != Some("fstatat")));
+        assert_eq!(a.name(80), Some("fstat"));
+    }
+
+    /// A 32-bit arm task's calls on arm64: the arm table, ARM's private calls included.
+    #[test]
+    fn arm_names() {
+        let a = &AARCH64;
+        // arm: exit_group is 248, openat 322, fstatat64 327.
+        assert_eq!(a.name(COMPAT_BASE + 248), Some("exit_group"));
+        assert_eq!(a.compat_number("openat"), Some(COMPAT_BASE + 322));
+        assert_eq!(a.name(COMPAT_BASE + 327), Some("fstatat64"));
+        // The kernel side passes these numbers on as they are.
+        assert_eq!(a.name(0xf0001), Some("breakpoint"));
+        assert_eq!(a.name(0xf0002), Some("cacheflush"));
+        assert_eq!(a.name(0xf0003), Some("usr26"));
+        assert_eq!(a.name(0xf0004), Some("usr32"));
+        assert_eq!(a.name(0xf0005), Some("set_tls"));
+        assert_eq!(a.name(0xf0006), Some("get_tls"));
+        assert_eq!(a.compat_number("cacheflush"), Some(0xf0002));
+        assert_eq!(a.name(0xf0007), None);
+        assert_eq!(a.name(COMPAT_BASE + 0xf0002), None);
+        // Not native calls.
+        assert_eq!(a.number("cacheflush"), None);
+        // x86 has no such calls.
+        assert_eq!(X86_64.name(0xf0005), None);
     }
 
     #[test]
