@@ -75,10 +75,12 @@ pub fn test(lint: bool, filter: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// `cargo xtask test --container`: builds rtrace and runs it inside containers (see
-/// [`crate::container`]).
+/// `cargo xtask test --container`: builds what users install (`cargo xtask dist`, every
+/// architecture, so that the aarch64 build keeps building) and runs it inside
+/// containers (see [`crate::container`]).
 pub fn test_container() -> Result<()> {
-    crate::container::smoke(&build_rtrace(&workspace_root())?)
+    let dist = crate::dist::dist(&crate::dist::choose(&[])?, true)?;
+    crate::container::smoke(&workspace_root(), &dist)
 }
 
 /// Builds rtrace (debug, as the tests use it); its path.
