@@ -19,6 +19,11 @@ use trace_common::{
     record::{KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT},
 };
 
+/// As in the binary: the static (musl) build runs on mimalloc.
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() {
     divan::main();
 }

@@ -43,6 +43,8 @@ enum Tracer {
     Rtrace(&'static [&'static str]),
     /// rtrace with `RTRACE_SYSCALL_HOOKS=events`.
     RtraceEvents(&'static [&'static str]),
+    /// The static (musl, mimalloc) rtrace `cargo xtask dist` ships.
+    RtraceStatic(&'static [&'static str]),
     Perf(&'static [&'static str]),
     Strace(&'static [&'static str]),
 }
@@ -62,6 +64,7 @@ impl Tracer {
             Tracer::RtraceEvents(a) => {
                 format!("{}, RTRACE_SYSCALL_HOOKS=events", with("rtrace", a))
             }
+            Tracer::RtraceStatic(a) => format!("{} (static build)", with("rtrace", a)),
             Tracer::Perf(a) => with("perf trace", a),
             Tracer::Strace(a) => with("strace -f", a),
         }
@@ -83,11 +86,15 @@ impl Tracer {
                 v.push(kind.into());
                 v.push("--".into());
             }
-            Tracer::Rtrace(a) | Tracer::RtraceEvents(a) => {
+            Tracer::Rtrace(a) | Tracer::RtraceEvents(a) | Tracer::RtraceStatic(a) => {
                 if matches!(self, Tracer::RtraceEvents(_)) {
                     v.extend(["env".into(), "RTRACE_SYSCALL_HOOKS=events".into()]);
                 }
-                v.push(bins.rtrace.display().to_string());
+                let bin = match self {
+                    Tracer::RtraceStatic(_) => &bins.rtrace_static,
+                    _ => &bins.rtrace,
+                };
+                v.push(bin.display().to_string());
                 v.extend(a.iter().map(|s| s.to_string()));
                 v.extend(["-o".into(), out, "--".into()]);
             }
@@ -110,7 +117,7 @@ impl Tracer {
 const FAULTS: &[&str] = &["-F", "all", "--no-syscalls"];
 const CHAINS: &[&str] = &["--call-graph", "fp"];
 
-const TRACERS: [Tracer; 16] = [
+const TRACERS: [Tracer; 18] = [
     Tracer::Untraced,
     Tracer::Floor("count"),
     Tracer::Floor("duration"),
@@ -121,6 +128,8 @@ const TRACERS: [Tracer; 16] = [
     Tracer::RtraceEvents(&["-e", "openat"]),
     Tracer::Rtrace(FAULTS),
     Tracer::Rtrace(CHAINS),
+    Tracer::RtraceStatic(&[]),
+    Tracer::RtraceStatic(&["-s"]),
     Tracer::Perf(&[]),
     Tracer::Perf(&["-s"]),
     Tracer::Perf(FAULTS),
@@ -131,6 +140,8 @@ const TRACERS: [Tracer; 16] = [
 
 struct Bins {
     rtrace: PathBuf,
+    /// `cargo xtask dist`'s binary for this machine's architecture.
+    rtrace_static: PathBuf,
     floor: PathBuf,
     storm_threads: PathBuf,
     peak_rss: PathBuf,
@@ -249,7 +260,9 @@ fn events(tracer: Tracer, out: &Path, stderr: &Path) -> (Option<u64>, Option<u64
             report::floor_events(&fs::read_to_string(stderr).unwrap_or_default()),
             None,
         ),
-        Tracer::Rtrace(a) | Tracer::Perf(a) if a.is_empty() || a == FAULTS || a == CHAINS => {
+        Tracer::Rtrace(a) | Tracer::RtraceStatic(a) | Tracer::Perf(a)
+            if a.is_empty() || a == FAULTS || a == CHAINS =>
+        {
             match lines() {
                 Some((n, text)) => {
                     let lost = report::lost_events(&text);
@@ -318,10 +331,14 @@ fn build(root: &Path) -> Result<Bins> {
         )?;
         Ok(bin)
     };
+    let triple = format!("{}-unknown-linux-musl", std::env::consts::ARCH);
+    let cross = crate::dist::toolchain::ensure(&[&triple])?;
+    let rtrace_static = crate::dist::toolchain::build(&cross, root, &triple)?;
     let storm_threads = helper("storm_threads", &["-pthread"])?;
     let peak_rss = helper("peak_rss", &[])?;
     Ok(Bins {
         rtrace: release_rtrace(root),
+        rtrace_static,
         floor: root.join("target/release/rtrace-floor"),
         storm_threads,
         peak_rss,
