@@ -609,7 +609,10 @@ fn selection(
     let selection = if !syscall_words.is_empty() {
         let sel = selection::parse(&syscall_words.join(","))?;
         for word in &sel.unknown {
-            warnings.push(format!("skipping unknown syscall '{word}'"));
+            warnings.push(format!(
+                "skipping unknown syscall '{word}'{}",
+                selection::nearest(word)
+            ));
         }
         Some(sel.nrs)
     } else if (!events.is_empty() && !args.syscalls) || args.no_syscalls {

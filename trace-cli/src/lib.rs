@@ -20,6 +20,7 @@ pub mod decode;
 pub mod env;
 pub mod events;
 pub mod faults;
+pub mod habits;
 pub mod kernel;
 pub mod output;
 pub mod perfconfig;

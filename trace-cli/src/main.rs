@@ -32,6 +32,11 @@ fn main() {
     if record {
         argv.remove(1);
     }
+    // strace's habits (-tt, -c, -s 100…) get rtrace's equivalent, not clap's puzzle.
+    if let Some(hint) = trace_cli::habits::strace_hint(argv.get(1..).unwrap_or_default()) {
+        say!("rtrace: {hint}");
+        std::process::exit(2);
+    }
     let args = match cli::Args::try_parse_from(argv) {
         Ok(a) => a,
         Err(e) if !e.use_stderr() => {

@@ -58,6 +58,21 @@ fn refusals() {
         ),
         ("no_such_process", &["-p", "999999999"]),
         ("no_such_user", &["-u", "no-such-user-here"]),
+        // strace's habits: rtrace's equivalent, in one line.
+        ("strace_tt", &["-tt", "ls"]),
+        ("strace_c", &["-c", "ls"]),
+        ("strace_s_n", &["-s", "100", "ls"]),
+        ("strace_y", &["-yy", "ls"]),
+        ("strace_k", &["-k", "ls"]),
+        (
+            "strace_signal_qualifier",
+            &["-e", "signal=SIGINT", "--", "true"],
+        ),
+        (
+            "strace_unknown_class",
+            &["-e", "trace=%nosuch", "--", "true"],
+        ),
+        ("syscall_typo", &["-e", "opnat", "--", "true"]),
     ];
     for (name, args) in cases {
         insta::assert_snapshot!(*name, rtrace(args), &args.join(" "));

@@ -264,6 +264,24 @@ fn event_selection_keeps_exactly_the_chosen_calls() {
     let r = run(rtrace().args(["-e", "nosuchcall", "--", "true"]), LIMIT);
     assert_ne!(r.code(), Some(0), "{r}");
     assert_eq!(r.stderr.lines().count(), 1, "{r}");
+
+    // strace's spelling of its file class: the calls that take a file name, all of
+    // them, and nothing else.
+    let r = run(rtrace().args(["-e", "trace=%file", "--", "ls", "/"]), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let files = names_of(&r.stderr);
+    assert!(
+        files.iter().any(|n| n == "openat") && files.iter().any(|n| n == "execve"),
+        "{r}"
+    );
+    assert!(
+        files
+            .iter()
+            .all(|n| !matches!(n.as_str(), "read" | "write" | "mmap" | "close" | "brk")),
+        "{r}"
+    );
+    let openats = |v: &[String]| v.iter().filter(|n| *n == "openat").count();
+    assert_eq!(openats(&files), openats(&all_names), "{r}");
 }
 
 #[test]

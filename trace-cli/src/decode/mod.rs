@@ -11,6 +11,7 @@ pub mod fd_effect;
 pub mod fd_table;
 pub mod format;
 pub mod selection;
+pub mod strace_classes;
 pub mod syscall_table;
 
 use beauty::{Beauty, registry, shapes::On32};

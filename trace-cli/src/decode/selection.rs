@@ -1,15 +1,78 @@
 //! `-e/--expr/--event`: which syscalls to trace. A comma list of names, globs (`open*`),
-//! perf's aliases (`newstat` for `stat`…) and strace's groups (`file`, `string`); a
-//! leading `!` selects everything but the list.
+//! perf's aliases (`newstat` for `stat`…) and group (`string`), and strace's classes
+//! (`%file`, `%net`, `network`…, see [`strace_classes`]); a leading `!` selects
+//! everything but the list. strace's `trace=` before the list is taken; its other
+//! qualifiers (`signal=`, `read=`…) are refused by name.
 
 use thiserror::Error;
 
-use crate::decode::syscall_table;
+use crate::decode::{strace_classes, syscall_table};
 
 #[derive(Debug, Error, PartialEq)]
 pub enum SelectionError {
-    #[error("-e '{0}' selects no syscall")]
-    Empty(String),
+    #[error("-e '{0}' selects no syscall{1}")]
+    Empty(String, Suggestion),
+    #[error(
+        "-e '{0}': strace's {1}= qualifier has no rtrace equivalent (rtrace takes strace's trace=)"
+    )]
+    StraceQualifier(String, String),
+    #[error("-e '{0}': no class {0}; strace's classes here are {1}")]
+    UnknownClass(String, String),
+}
+
+/// ` (did you mean openat?)`, or nothing.
+#[derive(Debug, Default, PartialEq)]
+pub struct Suggestion(pub Option<&'static str>);
+
+impl std::fmt::Display for Suggestion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(name) => write!(f, " (did you mean {name}?)"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// strace's `-e` qualifiers other than `trace=` (and their short forms).
+const STRACE_QUALIFIERS: &[&str] = &[
+    "abbrev",
+    "a",
+    "verbose",
+    "v",
+    "raw",
+    "x",
+    "signal",
+    "signals",
+    "s",
+    "read",
+    "r",
+    "write",
+    "w",
+    "fault",
+    "inject",
+    "status",
+    "quiet",
+    "silent",
+    "silence",
+    "q",
+    "decode-fds",
+    "decode-fd",
+    "decode-pids",
+    "decode-pid",
+    "kvm",
+    "trace-fds",
+    "trace-fd",
+    "fd",
+    "fds",
+];
+
+/// The syscall name nearest to an unknown `word`, when it is near enough to be a typo:
+/// at most two edits (a swap of neighbours is one), and fewer than a third of the word.
+pub fn nearest(word: &str) -> Suggestion {
+    let best = all_syscalls()
+        .map(|(_, name)| (strsim::osa_distance(word, name), name))
+        .min();
+    Suggestion(best.and_then(|(d, name)| (d > 0 && d <= 2 && d * 3 < word.len()).then_some(name)))
 }
 
 #[derive(Debug, Default, PartialEq)]
@@ -19,73 +82,6 @@ pub struct Selection {
     /// Names that matched nothing (warned about, then skipped).
     pub unknown: Vec<String>,
 }
-
-/// Syscalls that take a file name (strace's %file).
-const FILE_GROUP: &[&str] = &[
-    "access",
-    "acct",
-    "chdir",
-    "chmod",
-    "chown",
-    "chroot",
-    "creat",
-    "execve",
-    "execveat",
-    "faccessat",
-    "faccessat2",
-    "fanotify_mark",
-    "fchmodat",
-    "fchmodat2",
-    "fchownat",
-    "fsconfig",
-    "getxattr",
-    "inotify_add_watch",
-    "lchown",
-    "lgetxattr",
-    "link",
-    "linkat",
-    "listxattr",
-    "llistxattr",
-    "lremovexattr",
-    "lsetxattr",
-    "lstat",
-    "mkdir",
-    "mkdirat",
-    "mknod",
-    "mknodat",
-    "mount",
-    "name_to_handle_at",
-    "newfstatat",
-    "open",
-    "open_tree",
-    "openat",
-    "openat2",
-    "pivot_root",
-    "quotactl",
-    "readlink",
-    "readlinkat",
-    "removexattr",
-    "rename",
-    "renameat",
-    "renameat2",
-    "rmdir",
-    "setxattr",
-    "stat",
-    "statfs",
-    "statx",
-    "swapoff",
-    "swapon",
-    "symlink",
-    "symlinkat",
-    "truncate",
-    "umount2",
-    "unlink",
-    "unlinkat",
-    "uselib",
-    "utime",
-    "utimensat",
-    "utimes",
-];
 
 /// Syscalls with a string argument (perf's `string` group): the file ones and more.
 const STRING_EXTRA: &[&str] = &[
@@ -129,6 +125,13 @@ fn all_syscalls() -> impl Iterator<Item = (u32, &'static str)> {
 }
 
 pub fn parse(expr: &str) -> Result<Selection, SelectionError> {
+    let expr = match expr.split_once('=') {
+        Some(("trace" | "t", list)) => list,
+        Some((q, _)) if STRACE_QUALIFIERS.contains(&q) => {
+            return Err(SelectionError::StraceQualifier(expr.into(), q.into()));
+        }
+        _ => expr,
+    };
     let (negate, list) = match expr.strip_prefix('!') {
         Some(rest) => (true, rest),
         None => (false, expr),
@@ -137,10 +140,18 @@ pub fn parse(expr: &str) -> Result<Selection, SelectionError> {
     let mut unknown = Vec::new();
     for word in list.split(',').map(str::trim).filter(|w| !w.is_empty()) {
         let before = chosen.len();
+        let file = || strace_classes::named("%file").map_or(&[][..], |c| c.calls);
         let group: Option<Vec<&str>> = match word {
-            "file" | "%file" => Some(FILE_GROUP.to_vec()),
-            "string" => Some(FILE_GROUP.iter().chain(STRING_EXTRA).copied().collect()),
-            _ => None,
+            "string" => Some(file().iter().chain(STRING_EXTRA).copied().collect()),
+            w => match strace_classes::named(w) {
+                Some(class) => Some(class.calls.to_vec()),
+                None if w.starts_with('%') => {
+                    let known: Vec<&str> =
+                        strace_classes::CLASSES.iter().map(|c| c.names[0]).collect();
+                    return Err(SelectionError::UnknownClass(w.into(), known.join(", ")));
+                }
+                None => None,
+            },
         };
         let mut matched = false;
         for (nr, name) in all_syscalls() {
@@ -167,7 +178,11 @@ pub fn parse(expr: &str) -> Result<Selection, SelectionError> {
         chosen.into_iter().collect()
     };
     if nrs.is_empty() {
-        return Err(SelectionError::Empty(expr.to_string()));
+        let hint = match unknown.as_slice() {
+            [one] => nearest(one),
+            _ => Suggestion(None),
+        };
+        return Err(SelectionError::Empty(expr.to_string(), hint));
     }
     Ok(Selection { nrs, unknown })
 }
@@ -223,7 +238,41 @@ mod tests {
         assert_eq!(s.unknown, ["nosuchcall"]);
         assert_eq!(
             parse("nosuchcall"),
-            Err(SelectionError::Empty("nosuchcall".into()))
+            Err(SelectionError::Empty("nosuchcall".into(), Suggestion(None)))
         );
+    }
+
+    #[test]
+    fn strace_spellings_of_classes_and_trace_qualifier() {
+        let file = parse("trace=file").unwrap();
+        assert_eq!(file, parse("%file").unwrap());
+        assert_eq!(file, parse("file").unwrap());
+        assert!(names(&file).contains(&"openat") && !names(&file).contains(&"read"));
+        let net = parse("trace=%net").unwrap();
+        assert_eq!(net, parse("network").unwrap());
+        assert!(names(&net).contains(&"connect") && !names(&net).contains(&"openat"));
+        assert_eq!(names(&parse("trace=openat").unwrap()), ["openat"]);
+        assert!(!names(&parse("trace=!openat").unwrap()).contains(&"openat"));
+        assert!(matches!(
+            parse("signal=SIGINT"),
+            Err(SelectionError::StraceQualifier(_, q)) if q == "signal"
+        ));
+        let e = parse("%nosuch").unwrap_err().to_string();
+        assert!(e.contains("no class %nosuch") && e.contains("%file"), "{e}");
+    }
+
+    #[test]
+    fn a_typo_gets_the_nearest_name() {
+        let e = parse("opnat").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "-e 'opnat' selects no syscall (did you mean openat?)"
+        );
+        let s = parse("openat,clsoe").unwrap();
+        assert_eq!(s.unknown, ["clsoe"]);
+        assert_eq!(nearest("clsoe").0, Some("close"));
+        // Far from every name: no guess.
+        assert_eq!(nearest("xyzzyplugh").0, None);
+        assert_eq!(nearest("abc").0, None);
     }
 }
