@@ -400,7 +400,7 @@ pub struct Args {
 impl Args {
     /// The first perf option given that rtrace does not have yet.
     pub fn unsupported(&self) -> Option<&'static str> {
-        let given: [(bool, &'static str); 8] = [
+        let given: [(bool, &'static str); 9] = [
             (self.map_dump.is_some(), "--map-dump"),
             (self.proc_map_timeout.is_some(), "--proc-map-timeout"),
             (self.print_sample, "--print-sample"),
@@ -408,10 +408,8 @@ impl Args {
             (self.show_on_off_events, "--show-on-off-events"),
             (self.switch_on.is_some(), "--switch-on"),
             (self.switch_off.is_some(), "--switch-off"),
-            (
-                self.tool_stats || self.libtraceevent_print,
-                "--tool_stats/--libtraceevent_print",
-            ),
+            (self.tool_stats, "--tool_stats"),
+            (self.libtraceevent_print, "--libtraceevent_print"),
         ];
         given.iter().find(|(on, _)| *on).map(|(_, flag)| *flag)
     }
@@ -461,5 +459,10 @@ mod tests {
         assert_eq!(a.unsupported(), Some("--sched"));
         let a = Args::try_parse_from(["rtrace", "--syscalls", "--", "true"]).unwrap();
         assert_eq!(a.unsupported(), None);
+        // Each by the name given, not a pair's.
+        let a = Args::try_parse_from(["rtrace", "--libtraceevent_print", "--", "true"]).unwrap();
+        assert_eq!(a.unsupported(), Some("--libtraceevent_print"));
+        let a = Args::try_parse_from(["rtrace", "--tool_stats", "--", "true"]).unwrap();
+        assert_eq!(a.unsupported(), Some("--tool_stats"));
     }
 }

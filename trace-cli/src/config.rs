@@ -616,6 +616,13 @@ fn selection(
         }
         Some(sel.nrs)
     } else if (!events.is_empty() && !args.syscalls) || args.no_syscalls {
+        if events.is_empty() && args.pf.is_none() {
+            // perf prints nothing and says nothing; a word saves a puzzled rerun.
+            warnings.push(
+                "--no-syscalls with no tracepoint event (-e cat:name) or page faults (-F) traces nothing"
+                    .into(),
+            );
+        }
         // perf: events alone trace no syscall unless --syscalls asks for them all.
         Some(Vec::new())
     } else {
@@ -970,6 +977,12 @@ mod tests {
         assert!(c.selection.unwrap().len() >= 3);
         let e = resolve(args(&["-e", "nosuch", "--", "true"]), live).unwrap_err();
         assert_eq!(e.to_string(), "-e 'nosuch' selects no syscall");
+        // --no-syscalls alone traces nothing, and says so; with -F it does not.
+        let c = resolve(args(&["--no-syscalls", "--", "true"]), live).unwrap();
+        assert_eq!(c.selection, Some(Vec::new()));
+        assert!(c.warnings[0].contains("traces nothing"), "{:?}", c.warnings);
+        let c = resolve(args(&["--no-syscalls", "-F", "all", "--", "true"]), live).unwrap();
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
     }
 
     #[test]

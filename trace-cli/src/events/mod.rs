@@ -17,9 +17,13 @@ pub use trace_common::record::MAX_EVENTS;
 #[derive(Debug, Error, PartialEq)]
 pub enum EventsError {
     #[error(
-        "-e '{0}' matches no tracepoint event (they are listed in /sys/kernel/tracing/available_events)"
+        "-e '{0}' matches no tracepoint event{1} (they are listed in /sys/kernel/tracing/available_events)"
     )]
-    NoMatch(String),
+    NoMatch(String, Nearest),
+    #[error(
+        "-e '{spec}': perf's event terms ({terms}) are not supported here; name the event alone"
+    )]
+    Terms { spec: String, terms: String },
     #[error("-e '{spec}' names {count} events; at most {MAX_EVENTS} are traced at once")]
     TooMany { spec: String, count: usize },
     #[error("cannot read the format of {0}")]
@@ -41,6 +45,35 @@ pub struct TpEvent {
 }
 
 /// `cat:name` pairs matching `spec` among `available` (tracefs's `available_events`).
+/// ` (did you mean sched:sched_switch?)`, or nothing.
+#[derive(Debug, PartialEq)]
+pub struct Nearest(Option<String>);
+
+impl std::fmt::Display for Nearest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Some(name) => write!(f, " (did you mean {name}?)"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The available event nearest to a `cat:name` that matched none, when near enough to
+/// be a typo (as for syscall names: at most two edits, under a third of the word).
+fn nearest(spec: &str, available: &[(String, String)]) -> Nearest {
+    if spec.contains(['*', '?']) {
+        return Nearest(None);
+    }
+    let best = available
+        .iter()
+        .map(|(c, n)| {
+            let full = format!("{c}:{n}");
+            (strsim::osa_distance(spec, &full), full)
+        })
+        .min();
+    Nearest(best.and_then(|(d, full)| (d > 0 && d <= 2 && d * 3 < spec.len()).then_some(full)))
+}
+
 pub fn expand<'a>(spec: &str, available: &'a [(String, String)]) -> Vec<&'a (String, String)> {
     let (cat, name) = spec.split_once(':').unwrap_or(("*", spec));
     available
@@ -60,9 +93,16 @@ pub fn resolve(
 ) -> Result<Vec<TpEvent>, EventsError> {
     let mut out: Vec<TpEvent> = Vec::new();
     for (i, spec) in specs.iter().enumerate() {
+        // perf's `cat:name/nr=2,call-graph=fp/`: named, not taken for part of the name.
+        if let Some(at) = spec.find('/') {
+            return Err(EventsError::Terms {
+                spec: spec.clone(),
+                terms: spec[at..].to_string(),
+            });
+        }
         let matched = expand(spec, available);
         if matched.is_empty() {
-            return Err(EventsError::NoMatch(spec.clone()));
+            return Err(EventsError::NoMatch(spec.clone(), nearest(spec, available)));
         }
         if matched.len() + out.len() > MAX_EVENTS {
             return Err(EventsError::TooMany {
@@ -198,6 +238,23 @@ mod tests {
         assert_eq!(
             err.to_string(),
             "-e 'sched:nosuch' matches no tracepoint event (they are listed in /sys/kernel/tracing/available_events)"
+        );
+    }
+
+    #[test]
+    fn a_typo_gets_the_nearest_event_and_perfs_terms_are_named() {
+        let a = available();
+        let fmt = |_: &str, _: &str| Some("ID: 7\n".to_string());
+        let err = resolve(&["sched:sched_swich".into()], None, &a, &mut { fmt }).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("-e 'sched:sched_swich' matches no tracepoint event (did you mean sched:sched_switch?)"),
+            "{err}"
+        );
+        let err = resolve(&["sched:*switch/nr=2/".into()], None, &a, &mut { fmt }).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "-e 'sched:*switch/nr=2/': perf's event terms (/nr=2/) are not supported here; name the event alone"
         );
     }
 }
