@@ -26,8 +26,6 @@ pub enum ConfigError {
         pid: u32,
         flag: &'static str,
     },
-    #[error("a command cannot be combined with -p/--pid or -t/--tid: trace one or the other")]
-    CommandWithTargets,
     #[error("-p/--pid and -t/--tid cannot be combined: use one of them")]
     PidsWithTids,
     #[error("unknown user '{0}' for -u/--uid")]
@@ -153,6 +151,9 @@ pub enum Targets {
 #[derive(Clone, Debug)]
 pub struct Config {
     pub targets: Targets,
+    /// `-p/-t … -- COMMAND`, perf's idiom: the command runs untraced, and the targets
+    /// are traced for as long as it runs (its exit status is rtrace's).
+    pub timer: Option<Vec<OsString>>,
     pub inherit: bool,
     pub filter_pids: Vec<u32>,
     pub output: Option<PathBuf>,
@@ -385,7 +386,7 @@ pub fn resolve_with(
     let tids = parse_pids(&args.tid, "tid", "-t/--tid")?;
     let mut filter_pids = parse_pids(&args.filter_pids, "pid", "--filter-pids")?;
     let mut warnings = Vec::new();
-    let targets = targets(&args, pids, tids, exists, &mut warnings)?;
+    let (targets, timer) = targets(&args, pids, tids, exists, &mut warnings)?;
     // rtrace never reports itself.
     filter_pids.push(std::process::id());
     let (min_duration_ns, delay) = timing(&args)?;
@@ -414,6 +415,7 @@ pub fn resolve_with(
         warnings,
         summary,
         targets,
+        timer,
         inherit: !(args.no_inherit || perf.no_inherit == Some(true)),
         filter_pids,
         output: args.output,
@@ -447,7 +449,7 @@ fn targets(
     tids: Vec<u32>,
     exists: impl Fn(u32) -> bool,
     warnings: &mut Vec<String>,
-) -> Result<Targets, ConfigError> {
+) -> Result<(Targets, Option<Vec<OsString>>), ConfigError> {
     let replay = args.input.is_some();
     for (list, what, flag) in [
         (&pids, "process", "-p/--pid"),
@@ -480,31 +482,34 @@ fn targets(
             warnings.push(warning.to_string());
         }
     }
-    Ok(if tasks_given {
-        if command.is_some() {
-            return Err(ConfigError::CommandWithTargets);
-        }
+    if tasks_given {
         if !pids.is_empty() && !tids.is_empty() {
             return Err(ConfigError::PidsWithTids);
         }
-        if pids.is_empty() {
+        let targets = if pids.is_empty() {
             Targets::Tids(tids)
         } else {
             Targets::Pids(pids)
-        }
-    } else if args.all_cpus || uid.is_some() {
-        Targets::System {
-            uid,
-            workload: command,
-        }
-    } else if let Some(cmd) = command {
-        Targets::Workload(cmd)
-    } else {
-        Targets::System {
-            uid: None,
-            workload: None,
-        }
-    })
+        };
+        // A command beside them only says how long to trace them.
+        return Ok((targets, command));
+    }
+    Ok((
+        if args.all_cpus || uid.is_some() {
+            Targets::System {
+                uid,
+                workload: command,
+            }
+        } else if let Some(cmd) = command {
+            Targets::Workload(cmd)
+        } else {
+            Targets::System {
+                uid: None,
+                workload: None,
+            }
+        },
+        None,
+    ))
 }
 
 /// `--duration` (the shortest call shown, in ns) and `-D` (how long before tracing
@@ -913,10 +918,10 @@ mod tests {
         assert_eq!(e.to_string(), "no such process: 5000 (-p/--pid)");
         let e = resolve(args(&["-t", "4242"]), live).unwrap_err();
         assert_eq!(e.to_string(), "no such thread: 4242 (-t/--tid)");
-        assert_eq!(
-            resolve(args(&["-p", "1", "--", "ls"]), live).unwrap_err(),
-            ConfigError::CommandWithTargets
-        );
+        // perf's `-p PID -- cmd`: PID is traced while cmd runs.
+        let c = resolve(args(&["-p", "1", "--", "sleep", "1"]), live).unwrap();
+        assert!(matches!(c.targets, Targets::Pids(ref p) if p == &[1]));
+        assert_eq!(c.timer, Some(vec!["sleep".into(), "1".into()]));
         assert!(matches!(
             resolve(args(&["-u", "no-such-user-xyz"]), live).unwrap_err(),
             ConfigError::UnknownUser(_)

@@ -50,7 +50,6 @@ fn refusals() {
         ),
         ("page_fault_kind_unknown", &["-F", "some", "--", "true"]),
         ("unknown_syscall", &["-e", "nosuch", "--", "true"]),
-        ("command_and_pid", &["-p", "1", "--", "true"]),
         ("not_a_number", &["--duration", "abc", "--", "true"]),
         (
             "string_limit_out_of_range",

@@ -98,6 +98,54 @@ fn pid_follows_the_children_it_forks() {
     );
 }
 
+/// perf's `-p PID -- cmd`: PID (and what it forks) is traced for as long as the command
+/// runs, and the command itself is not traced; rtrace exits with its status.
+#[test]
+fn pid_with_a_command_traces_the_pid_while_the_command_runs() {
+    if !bpf_ready("pid_with_a_command_traces_the_pid_while_the_command_runs") {
+        return;
+    }
+    let sh = rtrace_tests::Bg::spawn(
+        "sh",
+        &[
+            "-c",
+            "while :; do cat /proc/self/stat >/dev/null; sleep 0.05; done",
+        ],
+    );
+    let pid = sh.pid().to_string();
+    let started = std::time::Instant::now();
+    let r = rtrace_tests::run(
+        rtrace_tests::rtrace().args([
+            "-p",
+            &pid,
+            "-e",
+            "openat,execve",
+            "--",
+            "sh",
+            "-c",
+            "cat /etc/hostname >/dev/null; sleep 1; exit 3",
+        ]),
+        Duration::from_secs(60),
+    );
+    let took = started.elapsed();
+    assert_eq!(r.code(), Some(3), "the command's status{r}");
+    assert!(
+        took >= Duration::from_secs(1) && took < Duration::from_secs(20),
+        "took {took:?}{r}"
+    );
+    let lines = lines_of(&r.stderr);
+    let stats = lines
+        .iter()
+        .filter(|l| l.name == "openat" && l.args.contains("/proc/self/stat"))
+        .count();
+    // A cat about every 0.05 s for the second: many, even on a busy machine.
+    assert!(stats >= 3, "{stats} openat of /proc/self/stat{r}");
+    assert!(
+        !r.stderr.contains("/etc/hostname"),
+        "the command is not traced{r}"
+    );
+}
+
 #[test]
 fn zombies_and_dead_pids_are_not_in_the_maps() {
     if !bpf_ready("zombies_and_dead_pids_are_not_in_the_maps") {

@@ -102,7 +102,9 @@ impl<'c> EventLoop<'_, 'c> {
     pub async fn run(mut self) -> Result<(Reader<'c>, Option<i32>), SessionError> {
         let mut watched = Watched::open(self.bpf, self.pidfd, self.bpf_log)?;
         let counts = KernelCounts::open(self.bpf)?;
-        let follow_targets = matches!(self.cfg.targets, Targets::Pids(_) | Targets::Tids(_));
+        // With a command beside them (`-p PID -- cmd`), the command's end ends it.
+        let follow_targets = matches!(self.cfg.targets, Targets::Pids(_) | Targets::Tids(_))
+            && self.cfg.timer.is_none();
         let mut printer = self.printer.build(self.cfg);
         let mut state = State {
             reported_lost: 0,

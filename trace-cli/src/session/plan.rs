@@ -50,7 +50,8 @@ impl<'c> Plan<'c> {
         let argv = match &cfg.targets {
             Targets::Workload(argv) => Some(argv),
             Targets::System { workload, .. } => workload.as_ref(),
-            Targets::Pids(_) | Targets::Tids(_) => None,
+            // `-p PID -- cmd`: the command runs untraced, for how long to trace.
+            Targets::Pids(_) | Targets::Tids(_) => cfg.timer.as_ref(),
         };
         let record_formats = cfg
             .record
