@@ -244,12 +244,7 @@ struct KernelCounts<'b> {
 
 impl<'b> KernelCounts<'b> {
     fn open(bpf: &'b Ebpf) -> Result<KernelCounts<'b>, SessionError> {
-        let counters: PerCpuArray<&MapData, u64> =
-            PerCpuArray::try_from(bpf.map(COUNTERS).ok_or(LoadError::MissingMap(COUNTERS))?)
-                .map_err(|e| SessionError::Io {
-                    what: "opening the counters".into(),
-                    source: io::Error::other(e),
-                })?;
+        let counters = open_counters(bpf)?;
         let to_trace = PidMapFd::new(loader::map_fd(bpf, PIDS_TO_TRACE)?);
         let handoffs: Array<&MapData, u64> = Array::try_from(
             bpf.map(HANDOFFS).ok_or(LoadError::MissingMap(HANDOFFS))?,
@@ -435,12 +430,7 @@ impl Reader<'_> {
         }
         // What is still blocked when tracing ends is shown as unfinished.
         self.printer.flush_pending(None, out);
-        let counters: PerCpuArray<&MapData, u64> =
-            PerCpuArray::try_from(bpf.map(COUNTERS).ok_or(LoadError::MissingMap(COUNTERS))?)
-                .map_err(|e| SessionError::Io {
-                    what: "opening the counters".into(),
-                    source: io::Error::other(e),
-                })?;
+        let counters = open_counters(bpf)?;
         report_lost(&counters, &mut self.reported_lost, cfg, out);
         let maps_lost = self.printer.locations_lost();
         if maps_lost > 0 {
@@ -539,6 +529,16 @@ pub(super) struct LostTasks {
 pub(super) struct Ended {
     pub lost: LostTasks,
     pub stats_lost: u64,
+}
+
+/// The programs' per-CPU counters (`COUNTER_*`: records dropped, tasks lost…).
+fn open_counters(bpf: &Ebpf) -> Result<PerCpuArray<&MapData, u64>, SessionError> {
+    PerCpuArray::try_from(bpf.map(COUNTERS).ok_or(LoadError::MissingMap(COUNTERS))?).map_err(|e| {
+        SessionError::Io {
+            what: "opening the counters".into(),
+            source: io::Error::other(e),
+        }
+    })
 }
 
 fn counter_sum(counters: &PerCpuArray<&MapData, u64>, slot: u32) -> u64 {
