@@ -104,11 +104,14 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     // the child puts the stopping signals back as rtrace found them).
     let spawn = |argv: &Vec<_>| Workload::spawn_held(argv, cfg.path.as_deref());
     let mut workload = plan.argv.map(spawn).transpose()?;
-    let mut probes = Probes::load(&plan.settings)?;
+    // A stop asked for while the verifier runs makes the load fail (the kernel gives up
+    // on a program when a signal is pending): that is the stop, not an error.
+    let loaded = Probes::load(&plan.settings);
     if let Some(sig) = crate::signals::early() {
         // Dropping the held command makes it exit without running.
         return Ok(ended_by(sig, workload.is_some()));
     }
+    let mut probes = loaded?;
     let bpf_log = probes.open_log(cfg.verbose)?;
     let mut events = EventRuntime::start()?;
     let (catalog, symbols) = arm(&mut probes, &cfg, &plan.settings, plan.tracefs, &workload)?;
