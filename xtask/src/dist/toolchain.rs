@@ -105,6 +105,11 @@ fn ensure_zig() -> Result<PathBuf> {
     Ok(zig)
 }
 
+/// mimalloc (the static build's allocator) commits each arena whole on Linux by
+/// default: 10 MiB resident that rtrace never uses. The option is read before `main`
+/// can set it, so it is compiled in (the C compiler's flags for the musl target).
+const MIMALLOC_CFLAGS: &str = "-DMI_DEFAULT_ARENA_EAGER_COMMIT=0";
+
 /// `cargo zigbuild` for `target` with the dist profile; the binary's path.
 pub fn build(cross: &Cross, root: &Path, target: &str) -> Result<PathBuf> {
     run_step(
@@ -113,7 +118,8 @@ pub fn build(cross: &Cross, root: &Path, target: &str) -> Result<PathBuf> {
             .current_dir(root)
             .args(["zigbuild", "--profile", "dist", "--target", target])
             .args(["--package", "trace-cli", "--bin", "rtrace"])
-            .env("CARGO_ZIGBUILD_ZIG_PATH", &cross.zig),
+            .env("CARGO_ZIGBUILD_ZIG_PATH", &cross.zig)
+            .env(format!("CFLAGS_{}", target.replace('-', "_")), MIMALLOC_CFLAGS),
     )?;
     let bin = root.join("target").join(target).join("dist/rtrace");
     if !bin.is_file() {
