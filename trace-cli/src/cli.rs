@@ -199,7 +199,8 @@ pub struct Args {
     #[arg(long = "no-json", overrides_with = "json", hide = true)]
     pub no_json: bool,
 
-    /// Write the trace to FILE instead of stderr (an existing FILE becomes FILE.old).
+    /// Write the trace to FILE instead of stderr (an existing FILE becomes FILE.old); `-`
+    /// is stdout, and a command's own stdout then goes to stderr.
     #[arg(
         short = 'o',
         long = "output",

@@ -205,6 +205,13 @@ pub struct Config {
     pub path: Option<OsString>,
 }
 
+impl Config {
+    /// `-o -`: the trace goes to stdout (and a command's own stdout to stderr).
+    pub fn trace_to_stdout(&self) -> bool {
+        self.output.as_deref() == Some(std::path::Path::new(crate::output::STDOUT))
+    }
+}
+
 /// How perf trace's line is laid out and decorated.
 #[derive(Clone, Debug)]
 pub struct LineOptions {

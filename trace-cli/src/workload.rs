@@ -81,7 +81,13 @@ fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
 impl Workload {
     /// Forks the command and leaves it waiting for [`Workload::release`]; `path_var`
     /// is `PATH`, where it is looked up.
-    pub fn spawn_held(argv: &[OsString], path_var: Option<&OsStr>) -> Result<Self, WorkloadError> {
+    /// With `stdout_to_stderr` (the trace goes to stdout: `-o -`), the command's stdout
+    /// is rtrace's stderr, so that the two never mix.
+    pub fn spawn_held(
+        argv: &[OsString],
+        path_var: Option<&OsStr>,
+        stdout_to_stderr: bool,
+    ) -> Result<Self, WorkloadError> {
         let name = argv[0].to_string_lossy().into_owned();
         let program = resolve_program(&argv[0], path_var)
             .ok_or_else(|| WorkloadError::NotFound { name: name.clone() })?;
@@ -123,6 +129,7 @@ impl Workload {
                 go_other_end: go_w.as_raw_fd(),
                 err: err_w.as_raw_fd(),
                 err_other_end: err_r.as_raw_fd(),
+                stdout_to_stderr,
             };
             // SAFETY: see above.
             unsafe {
@@ -190,6 +197,8 @@ struct HeldFds {
     go_other_end: RawFd,
     err: RawFd,
     err_other_end: RawFd,
+    /// The trace has stdout (`-o -`): the command writes its own to stderr.
+    stdout_to_stderr: bool,
 }
 
 /// Signals whose dispositions the child sets: Rust's runtime ignores SIGPIPE, and an
@@ -219,6 +228,9 @@ unsafe fn child_wait_and_exec(
     unsafe {
         libc::close(fds.go_other_end);
         libc::close(fds.err_other_end);
+        if fds.stdout_to_stderr {
+            libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO);
+        }
         for &(sig, disposition) in dispositions {
             libc::signal(sig, disposition);
         }

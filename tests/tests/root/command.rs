@@ -108,6 +108,44 @@ fn same_syscalls_as_strace_for_ls() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// `rtrace --json -o - -- cmd | jq`: the trace alone on stdout, every line JSON, and the
+/// command's own stdout on stderr, where it cannot break a line of the trace.
+#[test]
+fn dash_o_puts_the_trace_on_stdout_and_the_commands_on_stderr() {
+    if !bpf_ready("dash_o_puts_the_trace_on_stdout_and_the_commands_on_stderr") {
+        return;
+    }
+    let r = run(
+        rtrace().args([
+            "--json",
+            "-e",
+            "write",
+            "-o",
+            "-",
+            "--",
+            "sh",
+            "-c",
+            "echo from-the-command",
+        ]),
+        Duration::from_secs(30),
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<serde_json::Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}{r}")))
+        .collect();
+    assert!(
+        lines.iter().any(|v| v["syscall"] == "write"),
+        "no write in the trace{r}"
+    );
+    assert!(r.stderr.contains("from-the-command\n"), "{r}");
+    assert!(
+        !std::path::Path::new("-").exists(),
+        "a file named '-' was written"
+    );
+}
+
 #[test]
 fn exit_status_is_the_commands() {
     if !bpf_ready("exit_status_is_the_commands") {

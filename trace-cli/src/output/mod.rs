@@ -104,8 +104,13 @@ impl Write for Sink {
     }
 }
 
+/// `-o`'s name for standard output.
+pub const STDOUT: &str = "-";
+
 pub fn sink(path: Option<&Path>) -> io::Result<Sink> {
     let w: Box<dyn Write> = match path {
+        // `-o -`: the trace to stdout (`rtrace --json -o - -- cmd | jq`).
+        Some(p) if p == STDOUT => Box::new(io::stdout()),
         Some(p) => Box::new(open_output(p)?),
         None => Box::new(io::stderr()),
     };

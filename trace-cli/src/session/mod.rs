@@ -102,7 +102,8 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     }
     // The command is forked first, as perf does, while rtrace holds no BPF object (and
     // the child puts the stopping signals back as rtrace found them).
-    let spawn = |argv: &Vec<_>| Workload::spawn_held(argv, cfg.path.as_deref());
+    let spawn =
+        |argv: &Vec<_>| Workload::spawn_held(argv, cfg.path.as_deref(), cfg.trace_to_stdout());
     let mut workload = plan.argv.map(spawn).transpose()?;
     // A stop asked for while the verifier runs makes the load fail (the kernel gives up
     // on a program when a signal is pending): that is the stop, not an error.

@@ -88,7 +88,7 @@ fn ensure_zig() -> Result<PathBuf> {
     if runs_with(&zig, "version", ZIG_VERSION) {
         return Ok(zig);
     }
-    eprintln!("xtask: fetching zig {ZIG_VERSION} (PyPI's ziglang wheel, about 50 MB)");
+    eprintln!("xtask: fetching zig {ZIG_VERSION} (PyPI's ziglang wheel, about 100 MB)");
     let _ = std::fs::remove_dir_all(&dir);
     run_step(
         "fetch zig",
@@ -119,7 +119,10 @@ pub fn build(cross: &Cross, root: &Path, target: &str) -> Result<PathBuf> {
             .args(["zigbuild", "--profile", "dist", "--target", target])
             .args(["--package", "trace-cli", "--bin", "rtrace"])
             .env("CARGO_ZIGBUILD_ZIG_PATH", &cross.zig)
-            .env(format!("CFLAGS_{}", target.replace('-', "_")), MIMALLOC_CFLAGS),
+            .env(
+                format!("CFLAGS_{}", target.replace('-', "_")),
+                MIMALLOC_CFLAGS,
+            ),
     )?;
     let bin = root.join("target").join(target).join("dist/rtrace");
     if !bin.is_file() {
