@@ -26,6 +26,21 @@ Exit status:
   127 when it is not there); 0 for -p/-t/-a; 2 for bad usage; 141 when the reader of
   the trace went away; 1 for any other failure, said in one line `rtrace: ...`";
 
+/// The man page's DESCRIPTION (and `--help`'s head).
+const LONG_ABOUT: &str = "\
+Trace system calls like `perf trace`, with eBPF.
+
+rtrace runs COMMAND, or attaches to processes (-p), threads (-t), a user's tasks (-u) or
+every task (-a), and prints each system call with its decoded arguments, its result and
+its duration, in the lines perf trace prints; with -s, perf trace's summary table
+instead. The kernel side filters by task and by call, joins each call's entry and exit,
+copies the strings and structs a line shows and counts the summaries. Beside -p or -t,
+a COMMAND runs untraced and the trace lasts as long as it does; beside -a, it is traced
+with everything else until it ends.
+
+`rtrace record` writes the records to a file (rtrace.data unless -o) instead of lines;
+`rtrace -i FILE` prints such a file as the live trace would have.";
+
 #[derive(Parser, Debug, Default)]
 #[command(
     name = "rtrace",
@@ -37,7 +52,8 @@ Exit status:
     after_help = AFTER_HELP,
     version,
     about = "Trace system calls like `perf trace`, with eBPF",
-    override_usage = "rtrace [OPTIONS] [--] [COMMAND [ARGS]...]\n       rtrace -p PID[,PID...] | -t TID[,TID...] | -a | -u USER [OPTIONS]"
+    long_about = LONG_ABOUT,
+    override_usage = "rtrace [OPTIONS] [--] [COMMAND [ARGS]...]\n       rtrace -p PID[,PID...] | -t TID[,TID...] | -a | -u USER [OPTIONS] [-- COMMAND...]\n       rtrace record [OPTIONS] [-o FILE] [--] [COMMAND [ARGS]...]\n       rtrace -i FILE [OPTIONS]"
 )]
 pub struct Args {
     /// Trace these processes (comma list) and, unless --no-inherit, what they fork.
@@ -108,8 +124,9 @@ pub struct Args {
     #[arg(long = "no-inherit", help_heading = "Targets")]
     pub no_inherit: bool,
 
-    /// Trace only these syscalls: a comma list of names and globs (`open*`), the groups
-    /// `file` and `string`; a leading `!` traces all but these. Tracepoint events
+    /// Trace only these syscalls: a comma list of names and globs (`open*`), perf's group
+    /// `string` and strace's classes (`%file`, `%net`…; `trace=` before the list is
+    /// taken); a leading `!` traces all but these. Tracepoint events
     /// (`sched:sched_switch`, `'sched:*'`) go in the same list; alone, they trace no
     /// syscall.
     #[arg(

@@ -30,9 +30,16 @@ fn help() {
     insta::assert_snapshot!(rtrace(&["--help"]));
 }
 
+/// `-h` is the options; `--help` adds what rtrace is and its other forms, as ripgrep's do.
 #[test]
-fn short_help_is_the_same_text() {
-    assert_eq!(rtrace(&["-h"]), rtrace(&["--help"]));
+fn short_help_is_the_options_and_long_help_says_more() {
+    let short = rtrace(&["-h"]);
+    let long = rtrace(&["--help"]);
+    for text in [&short, &long] {
+        assert!(text.contains("--filter-pids") && text.contains("Exit status:"), "{text}");
+    }
+    assert!(long.contains("rtrace record") && long.contains("runs untraced"), "{long}");
+    assert!(long.len() > short.len());
 }
 
 /// Each mistake gets one `rtrace:` line and status 2, and nothing runs.

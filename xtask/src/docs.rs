@@ -18,6 +18,60 @@ const SHELLS: [(Shell, &str); 3] = [
     (Shell::Fish, "rtrace.fish"),
 ];
 
+/// What a reader of the page tries first, and where to look next: roff, after clap's
+/// sections.
+const EXAMPLES: [(&str, &str); 9] = [
+    (
+        "rtrace -- ls /",
+        "Trace a command and the children it starts.",
+    ),
+    (
+        "rtrace -p 1234",
+        "Trace a running process (all its threads) until Ctrl-C or its exit.",
+    ),
+    (
+        "rtrace -p 1234 -- sleep 10",
+        "Trace process 1234 for ten seconds.",
+    ),
+    (
+        "rtrace -e openat --failure -- make",
+        "Only the openat calls that failed.",
+    ),
+    (
+        "rtrace -e trace=%file -- make",
+        "strace's class of calls that take a file name.",
+    ),
+    (
+        "rtrace -s -- make test",
+        "perf trace's summary: calls, errors and times per thread.",
+    ),
+    (
+        "rtrace --json -o - -- ls / | jq .syscall",
+        "JSON Lines on stdout, for scripts.",
+    ),
+    (
+        "rtrace -a -e sched:sched_process_exec",
+        "Every exec on the system, as tracepoint events.",
+    ),
+    (
+        "rtrace record -- make; rtrace -i rtrace.data",
+        "Record now, print later.",
+    ),
+];
+
+fn examples_and_see_also() -> String {
+    // roff: `-` is a hyphen only as `\-`.
+    let esc = |s: &str| s.replace('-', "\\-");
+    let mut t = String::from(".SH EXAMPLES\n");
+    for (cmd, what) in EXAMPLES {
+        t.push_str(&format!(".TP\n\\fB{}\\fR\n{}\n", esc(cmd), esc(what)));
+    }
+    t.push_str(
+        ".SH \"SEE ALSO\"\n\\fBperf\\-trace\\fR(1), \\fBstrace\\fR(1), \\fBbpftrace\\fR(8)\n",
+    );
+    t
+}
+
 /// Writes `completions/` (bash, zsh, fish) and `man/rtrace.1` under `out`.
 pub fn generate(out: &Path) -> Result<()> {
     let comp = out.join("completions");
@@ -32,6 +86,7 @@ pub fn generate(out: &Path) -> Result<()> {
     std::fs::create_dir_all(&man).with_context(|| format!("creating {}", man.display()))?;
     let mut page = Vec::new();
     clap_mangen::Man::new(cli::Args::command()).render(&mut page)?;
+    page.extend_from_slice(examples_and_see_also().as_bytes());
     std::fs::write(man.join("rtrace.1"), page).context("writing rtrace.1")?;
     for p in [
         comp.join("rtrace.bash"),
@@ -62,6 +117,19 @@ mod tests {
         let man = std::fs::read_to_string(dir.join("man/rtrace.1")).unwrap();
         assert!(
             man.contains(".TH rtrace") && man.contains("RTRACE_PID_MAP_ENTRIES"),
+            "{man}"
+        );
+        // A description, examples, where to look next, and `rtrace record`.
+        for section in [
+            ".SH DESCRIPTION",
+            ".SH EXAMPLES",
+            ".SH \"SEE ALSO\"",
+            "rtrace record",
+        ] {
+            assert!(man.contains(section), "{section} in:\n{man}");
+        }
+        assert!(
+            man.contains("\\fBrtrace \\-p 1234 \\-\\- sleep 10\\fR"),
             "{man}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
