@@ -293,6 +293,18 @@ fn perfs_open_filename_check() {
 
 #[test]
 fn a_32_bit_program_is_decoded_with_its_own_table() {
+    if cfg!(target_arch = "aarch64") {
+        // The arm64 counterpart is an arm32 (compat) program: Debian's arm64 gcc has no
+        // -m32, and no arm32 cross compiler is in the guest's root. Written past libtest's
+        // capture (which keeps a passing test's eprintln! to itself), so it is seen.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED a_32_bit_program_is_decoded_with_its_own_table: on arm64 this needs an \
+             arm32 program, and no arm32 compiler is at hand (gcc has no -m32 there)"
+        );
+        return;
+    }
     if !bpf_ready("a_32_bit_program_is_decoded_with_its_own_table") {
         return;
     }
