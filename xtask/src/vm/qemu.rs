@@ -145,6 +145,7 @@ pub fn run(
         kernel_trouble: Vec::new(),
     };
     let mut last = start;
+    let mut reader = markers::Reader::default();
     loop {
         let limit = if outcome.boot.is_some() {
             limits.total
@@ -166,7 +167,7 @@ pub fn run(
         let line = markers::clean(&raw);
         println!("{tag}| {line}");
         let _ = writeln!(log_file, "{line}");
-        let event = markers::parse(&line);
+        let event = reader.read(&line);
         if let Some(Event::Test(name, _) | Event::TimedOut(name)) = &event {
             outcome.times.push((name.clone(), last.elapsed()));
             last = Instant::now();
