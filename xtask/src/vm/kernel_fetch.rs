@@ -24,10 +24,10 @@ deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian
 deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm-backports main
 ";
 
-/// The kernel flavour is the architecture's Debian name (`amd64`, `arm64`). Debian's
-/// `cloud-amd64` flavour would be smaller, but it is built without 9p
-/// (`# CONFIG_NET_9P is not set`), so the guest could not mount its root; the generic
-/// flavour has 9p and virtio as modules.
+// The kernel flavour is the architecture's Debian name (`amd64`, `arm64`). Debian's
+// `cloud-amd64` flavour would be smaller, but it is built without 9p
+// (`# CONFIG_NET_9P is not set`), so the guest could not mount its root; the generic
+// flavour has 9p and virtio as modules.
 
 /// Package lists older than this are refreshed.
 const LISTS_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
