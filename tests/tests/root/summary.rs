@@ -2,7 +2,7 @@
 
 use std::{collections::BTreeMap, process::Command, thread, time::Duration};
 
-use rtrace_tests::{Tracer, bpf_ready, compile_c, rtrace, run, scratch_dir};
+use rtrace_tests::{Tracer, bpf_ready, compile_c, one_layout, rtrace, run, scratch_dir};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -120,25 +120,6 @@ fn restarts_aside(mut counts: BTreeMap<String, (u64, u64)>) -> BTreeMap<String, 
         *errors = 0;
     }
     counts
-}
-
-/// On arm64 the dynamic loader maps each library (its segments 64 KiB aligned) larger
-/// than it is and unmaps the unaligned ends: one munmap or two, as the randomized
-/// address falls. Both tracers' runs go without address randomization (inherited by
-/// what they start), so that they see the same calls.
-fn one_layout(cmd: &mut Command) -> &mut Command {
-    #[cfg(target_arch = "aarch64")]
-    {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: personality() only sets a flag of this (forked, not yet exec'd) process.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong);
-                Ok(())
-            });
-        }
-    }
-    cmd
 }
 
 #[test]
