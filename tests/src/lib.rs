@@ -142,6 +142,25 @@ fn describe(cmd: &Command) -> String {
 }
 
 /// Runs to completion with a time limit (killing it past the limit).
+/// `cmd` set to run without address randomization on arm64 (inherited by what it
+/// starts). There the dynamic loader maps each library (its segments 64 KiB aligned)
+/// larger than it is and unmaps the unaligned ends: one munmap or two, as the
+/// randomized address falls. Tests that compare the calls of two runs use it on both.
+pub fn one_layout(cmd: &mut Command) -> &mut Command {
+    #[cfg(target_arch = "aarch64")]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: personality() only sets a flag of this (forked, not yet exec'd) process.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong);
+                Ok(())
+            });
+        }
+    }
+    cmd
+}
+
 pub fn run(cmd: &mut Command, limit: Duration) -> Run {
     let desc = describe(cmd);
     let child = cmd

@@ -93,16 +93,17 @@ enum Task {
         no_image: bool,
     },
     /// Set up, then run formatting and lint checks, unit tests and the root integration tests;
-    /// with `--kernel 6.1|6.12|all`, only the root integration tests, inside VMs running
+    /// with `--kernel 6.1|6.12|arm64|all`, only the root integration tests, inside VMs running
     /// Debian's kernels of those series.
     Test {
         /// Skip `cargo fmt --check` and clippy.
         #[arg(long)]
         no_lint: bool,
         /// Where the root integration tests run: native (the running kernel, the
-        /// default), 6.1 or 6.12 (each in a QEMU VM), or all (everything native,
-        /// then 6.1 and 6.12).
-        #[arg(long, value_name = "native|6.1|6.12|all")]
+        /// default), 6.1 or 6.12 (each in a QEMU VM), arm64 (Debian's arm64 6.1 in an
+        /// emulated arm64 VM, a named subset of the tests), or all (everything native,
+        /// then 6.1, 6.12 and arm64).
+        #[arg(long, value_name = "native|6.1|6.12|arm64|all")]
         kernel: Option<String>,
         /// The container smoke test: rtrace inside Docker and runc containers (Docker
         /// is installed and started when none answers). Part of `--kernel all`.
@@ -197,7 +198,7 @@ fn real_main() -> Result<()> {
                     }
                     Ok(())
                 }
-                vm::Kernels::Series(series) => {
+                vm::Kernels::Vms(targets) => {
                     // `all`: every check and test here, the containers, then the matrix.
                     if kernel == "all" {
                         test::test(!no_lint, &filter)?;
@@ -205,7 +206,7 @@ fn real_main() -> Result<()> {
                     if kernel == "all" || container {
                         test::test_container()?;
                     }
-                    test::test_kernels(&series, &filter)
+                    test::test_kernels(&targets, &filter)
                 }
             }
         }

@@ -10,13 +10,23 @@ use rtrace_tests::{Run, bpf_ready, compile_c, rtrace, run, scratch_dir};
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// main -> outer -> inner, which makes the syscall itself (no libc frame without a
-/// frame pointer in between), then touches a fresh page of its data.
+/// frame pointer in between), then touches a fresh page of its data. On arm64 `svc`
+/// with the number in x8, as `syscall` with it in rax on x86_64.
 const PROGRAM: &str = r#"
 #include <sys/syscall.h>
 static char big[1 << 16] __attribute__((aligned(4096))) = {1};
 __attribute__((noinline)) long inner(void) {
     long ret;
+#if defined(__x86_64__)
     __asm__ volatile("syscall" : "=a"(ret) : "a"(SYS_getppid) : "rcx", "r11", "memory");
+#elif defined(__aarch64__)
+    register long nr __asm__("x8") = SYS_getppid;
+    register long x0 __asm__("x0");
+    __asm__ volatile("svc #0" : "=r"(x0) : "r"(nr) : "memory");
+    ret = x0;
+#else
+#error "no system call instruction for this architecture"
+#endif
     big[5 * 4096] = 3;
     return ret;
 }
@@ -29,7 +39,18 @@ fn build(tag: &str) -> Option<(rtrace_tests::Scratch, PathBuf)> {
         return None;
     }
     let dir = scratch_dir(tag);
-    let (cc, bin) = compile_c(&dir, "chains", PROGRAM, &["-O0", "-fno-omit-frame-pointer"]);
+    // arm64's gcc leaves the frame record out of leaf functions unless told to keep it
+    // (`inner` would lose `outer`, whose return address is still in the link register).
+    let flags: &[&str] = if cfg!(target_arch = "aarch64") {
+        &[
+            "-O0",
+            "-fno-omit-frame-pointer",
+            "-mno-omit-leaf-frame-pointer",
+        ]
+    } else {
+        &["-O0", "-fno-omit-frame-pointer"]
+    };
+    let (cc, bin) = compile_c(&dir, "chains", PROGRAM, flags);
     assert_eq!(cc.code(), Some(0), "{cc}");
     let bin = std::fs::canonicalize(bin).unwrap();
     Some((dir, bin))

@@ -2,7 +2,9 @@
 
 use std::{path::Path, time::Duration};
 
-use rtrace_tests::{Line, Run, bpf_ready, compile_c, parse_line, rtrace, run, scratch_dir};
+use rtrace_tests::{
+    Line, Run, bpf_ready, compile_c, one_layout, parse_line, rtrace, run, scratch_dir,
+};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -200,14 +202,23 @@ static const struct { char pad[16384]; char path[64]; } page __attribute__((alig
 int main(void) { return access(page.path + 0, R_OK) == 0 ? 0 : 1; }
 "#,
     );
-    let r = run(rtrace().args(["-e", "access"]).arg("--").arg(&bin), LIMIT);
+    // arm64 has no access: libc's access() is faccessat from the working directory.
+    let (call, args) = if cfg!(target_arch = "aarch64") {
+        (
+            "faccessat",
+            "dfd: CWD, filename: \"/etc/hostname\", mode: R",
+        )
+    } else {
+        ("access", "filename: \"/etc/hostname\", mode: R")
+    };
+    let r = run(rtrace().args(["-e", call]).arg("--").arg(&bin), LIMIT);
     assert_eq!(r.code(), Some(0), "{r}");
     let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
     let ours = lines
         .iter()
-        .find(|l| l.name == "access" && l.ret == "0")
-        .unwrap_or_else(|| panic!("the program's access(){r}"));
-    assert_eq!(ours.args, "filename: \"/etc/hostname\", mode: R", "{r}");
+        .find(|l| l.name == call && l.ret == "0")
+        .unwrap_or_else(|| panic!("the program's {call}(){r}"));
+    assert_eq!(ours.args, args, "{r}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -224,12 +235,16 @@ fn event_selection_keeps_exactly_the_chosen_calls() {
     if !bpf_ready("event_selection_keeps_exactly_the_chosen_calls") {
         return;
     }
-    let all = run(rtrace().args(["--", "ls", "/"]), LIMIT);
+    // The three runs must make the same calls: one address layout (see one_layout).
+    let all = run(one_layout(&mut rtrace()).args(["--", "ls", "/"]), LIMIT);
     assert_eq!(all.code(), Some(0), "{all}");
     let all_names = names_of(&all.stderr);
     assert!(all_names.len() > 50, "{all}");
 
-    let r = run(rtrace().args(["-e", "open*,close", "--", "ls", "/"]), LIMIT);
+    let r = run(
+        one_layout(&mut rtrace()).args(["-e", "open*,close", "--", "ls", "/"]),
+        LIMIT,
+    );
     let want: Vec<String> = all_names
         .iter()
         .filter(|n| n.starts_with("open") || *n == "close")
@@ -239,7 +254,7 @@ fn event_selection_keeps_exactly_the_chosen_calls() {
     assert_eq!(names_of(&r.stderr), want, "{r}");
 
     let r = run(
-        rtrace().args(["-e", "!mmap,close,newfstatat", "--", "ls", "/"]),
+        one_layout(&mut rtrace()).args(["-e", "!mmap,close,newfstatat", "--", "ls", "/"]),
         LIMIT,
     );
     let want: Vec<String> = all_names
@@ -311,6 +326,18 @@ fn perfs_open_filename_check() {
 
 #[test]
 fn a_32_bit_program_is_decoded_with_its_own_table() {
+    if cfg!(target_arch = "aarch64") {
+        // The arm64 counterpart is an arm32 (compat) program: Debian's arm64 gcc has no
+        // -m32, and no arm32 cross compiler is in the guest's root. Written past libtest's
+        // capture (which keeps a passing test's eprintln! to itself), so it is seen.
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED a_32_bit_program_is_decoded_with_its_own_table: on arm64 this needs an \
+             arm32 program, and no arm32 compiler is at hand (gcc has no -m32 there)"
+        );
+        return;
+    }
     if !bpf_ready("a_32_bit_program_is_decoded_with_its_own_table") {
         return;
     }
@@ -1033,12 +1060,15 @@ fn a_vfork_parent_is_unfinished_while_its_child_runs() {
     if !bpf_ready("a_vfork_parent_is_unfinished_while_its_child_runs") {
         return;
     }
-    let r = trace_program(
-        "vfork",
-        VFORK_PROGRAM,
-        &["-O0"],
-        &["-e", "vfork,getppid,exit_group"],
-    );
+    // arm64 has no vfork: libc's vfork() is clone(CLONE_VM | CLONE_VFORK), with the
+    // same wait for the child.
+    let call = if cfg!(target_arch = "aarch64") {
+        "clone"
+    } else {
+        "vfork"
+    };
+    let events = format!("{call},getppid,exit_group");
+    let r = trace_program("vfork", VFORK_PROGRAM, &["-O0"], &["-e", &events]);
     let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
     let parent = lines.first().expect("a traced line").tid;
     let at = |what: &dyn Fn(&Line) -> bool| {
@@ -1049,9 +1079,9 @@ fn a_vfork_parent_is_unfinished_while_its_child_runs() {
     };
     // perf's order, with time going forward: the parent's vfork unfinished, the child's
     // lines, then the parent's vfork continued with the child's pid.
-    let unfinished = at(&|l| l.tid == parent && l.name == "vfork" && l.ret.is_empty());
+    let unfinished = at(&|l| l.tid == parent && l.name == call && l.ret.is_empty());
     let child_call = at(&|l| l.tid != parent && l.name == "getppid");
-    let continued = at(&|l| l.tid == parent && l.name == "vfork" && !l.ret.is_empty());
+    let continued = at(&|l| l.tid == parent && l.name == call && !l.ret.is_empty());
     assert!(unfinished < child_call && child_call < continued, "{r}");
     assert_eq!(
         lines[continued].ret.split(' ').next(),
@@ -1061,7 +1091,7 @@ fn a_vfork_parent_is_unfinished_while_its_child_runs() {
     assert!(
         r.stderr
             .lines()
-            .all(|l| !l.contains("vfork()") || l.contains("...")),
+            .all(|l| !l.contains(&format!(" {call}(")) || l.contains("...")),
         "the parent's vfork is not printed whole after its child{r}"
     );
 }
@@ -1195,25 +1225,43 @@ fn poll_shows_what_was_asked_and_what_was_answered() {
     if !bpf_ready("poll_shows_what_was_asked_and_what_was_answered") {
         return;
     }
+    // arm64 has no poll: libc's poll() is ppoll, its timeout a timespec pointer (shown
+    // as an address, as perf does) and no signal mask (zero, so left out).
+    let (call, short, long) = if cfg!(target_arch = "aarch64") {
+        ("ppoll", "nfds: 1, tsp: 0x", "nfds: 2, tsp: 0x")
+    } else {
+        (
+            "poll",
+            "nfds: 1, timeout_msecs: 300)",
+            "nfds: 2, timeout_msecs: 5000",
+        )
+    };
     let r = trace_program(
         "poll",
         POLL_PROGRAM,
         &["-O0", "-pthread"],
-        &["-e", "poll,write"],
+        &["-e", &format!("{call},write")],
     );
     // Unfinished while the thread writes: what was asked, not the junk in revents.
     assert!(
-        r.stderr.lines().any(|l| l.contains(" poll(ufds: [{ .fd: ")
-            && l.contains(", .events: IN }], nfds: 1, timeout_msecs: 300)")
-            && l.ends_with(" ...")),
+        r.stderr
+            .lines()
+            .any(|l| l.contains(&format!(" {call}(ufds: [{{ .fd: "))
+                && l.contains(&format!(", .events: IN }}], {short}"))
+                && l.ends_with(" ...")),
         "{r}"
     );
     let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
-    let answered = find_call(&lines, "poll", "nfds: 2", &r);
+    let answered = find_call(&lines, call, "nfds: 2", &r);
+    let want = format!(
+        ", .events: IN, .revents: IN }}, {{ .fd: 1, .events: OUT, .revents: OUT }}], {long}"
+    );
     assert!(
-        answered
-            .args
-            .ends_with(", .events: IN, .revents: IN }, { .fd: 1, .events: OUT, .revents: OUT }], nfds: 2, timeout_msecs: 5000"),
+        if cfg!(target_arch = "aarch64") {
+            answered.args.contains(&want)
+        } else {
+            answered.args.ends_with(&want)
+        },
         "{r}"
     );
     assert_eq!(answered.ret, "2", "{r}");

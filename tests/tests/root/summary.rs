@@ -2,7 +2,7 @@
 
 use std::{collections::BTreeMap, process::Command, thread, time::Duration};
 
-use rtrace_tests::{Tracer, bpf_ready, compile_c, rtrace, run, scratch_dir};
+use rtrace_tests::{Tracer, bpf_ready, compile_c, one_layout, rtrace, run, scratch_dir};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -130,7 +130,7 @@ fn counts_equal_strace_c_for_a_forking_program() {
     let dir = scratch_dir("sum");
     let forker = build_forker(&dir);
     let s = run(
-        Command::new("strace")
+        one_layout(&mut Command::new("strace"))
             .args(["-c", "-f", "-qq"])
             .arg(&forker),
         LIMIT,
@@ -140,7 +140,7 @@ fn counts_equal_strace_c_for_a_forking_program() {
     assert_eq!(want.get("getppid"), Some(&(200, 0)), "{s}");
     for mode in ["thread", "total"] {
         let r = run(
-            rtrace()
+            one_layout(&mut rtrace())
                 .args(["-s", &format!("--summary-mode={mode}"), "--"])
                 .arg(&forker),
             LIMIT,

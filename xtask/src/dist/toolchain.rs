@@ -131,6 +131,19 @@ pub fn build(cross: &Cross, root: &Path, target: &str) -> Result<PathBuf> {
     Ok(bin)
 }
 
+/// `cargo zigbuild` of the test targets of `package` for `target` (the arm64 guest's
+/// root tests); cargo's JSON messages, which name the test executables.
+pub fn build_tests(cross: &Cross, root: &Path, target: &str, package: &str) -> Result<String> {
+    capture(
+        &format!("build the {package} tests for {target}"),
+        Command::new("cargo")
+            .current_dir(root)
+            .args(["zigbuild", "--target", target, "--package", package])
+            .args(["--tests", "--message-format=json"])
+            .env("CARGO_ZIGBUILD_ZIG_PATH", &cross.zig),
+    )
+}
+
 /// `file`'s word on `bin`: refused unless it is a static executable for `arch_word`
 /// (what `file` calls the architecture: `x86-64`, `ARM aarch64`).
 pub fn check_static(bin: &Path, arch_word: &str) -> Result<String> {

@@ -11,7 +11,7 @@ use std::{
 
 use anyhow::{Context, Result, bail};
 
-use super::{markers, modules, tools};
+use super::{markers, modules};
 
 /// What the guest runs.
 pub struct Guest {
@@ -136,6 +136,7 @@ pub fn init_script(guest: &Guest) -> String {
 /// (paths relative to `modules_dir`).
 pub fn build(
     dir: &Path,
+    busybox: &Path,
     modules_dir: &Path,
     order: &[String],
     guest: &mut Guest,
@@ -145,7 +146,8 @@ pub fn build(
     for d in ["bin", "dev", "proc", "sys", "host", "modules"] {
         fs::create_dir_all(root.join(d))?;
     }
-    fs::copy(tools::BUSYBOX, root.join("bin/busybox")).context("copy busybox")?;
+    fs::copy(busybox, root.join("bin/busybox"))
+        .with_context(|| format!("copy {}", busybox.display()))?;
     guest.modules = modules::stage(modules_dir, order, &root.join("modules"))?;
     let init = root.join("init");
     fs::write(&init, init_script(guest))?;

@@ -11,7 +11,7 @@ use std::{
 
 use anyhow::{Context, Result, bail};
 
-use super::debversion;
+use super::{arch::Arch, debversion};
 use crate::run::{capture, run_step};
 
 /// The Debian suites searched for kernels. bookworm-security carries both the 6.1
@@ -24,10 +24,10 @@ deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian
 deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian bookworm-backports main
 ";
 
-/// The kernel flavour. Debian's `cloud-amd64` flavour would be smaller, but it is built
-/// without 9p (`# CONFIG_NET_9P is not set`), so the guest could not mount the host's
-/// root; the generic flavour has 9p and virtio as modules.
-pub const FLAVOUR: &str = "amd64";
+// The kernel flavour is the architecture's Debian name (`amd64`, `arm64`). Debian's
+// `cloud-amd64` flavour would be smaller, but it is built without 9p
+// (`# CONFIG_NET_9P is not set`), so the guest could not mount its root; the generic
+// flavour has 9p and virtio as modules.
 
 /// Package lists older than this are refreshed.
 const LISTS_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
@@ -46,14 +46,23 @@ pub struct Kernel {
 /// apt and apt-cache run with their sources, lists and caches under `dir`.
 struct PrivateApt {
     dir: PathBuf,
+    /// Debian's architecture name: the only one these lists hold.
+    arch: &'static str,
 }
 
 impl PrivateApt {
-    fn new(dir: PathBuf) -> Result<Self> {
+    /// The lists of `arch` under `cache` (`apt` for amd64, as before arm64 came,
+    /// `apt-<arch>` for the others).
+    fn new(cache: &Path, arch: &'static str) -> Result<Self> {
+        let dir = if arch == "amd64" {
+            cache.join("apt")
+        } else {
+            cache.join(format!("apt-{arch}"))
+        };
         fs::create_dir_all(dir.join("lists/partial"))?;
         fs::create_dir_all(dir.join("cache/archives/partial"))?;
         fs::write(dir.join("sources.list"), SOURCES)?;
-        Ok(Self { dir })
+        Ok(Self { dir, arch })
     }
 
     fn command(&self, program: &str) -> Command {
@@ -68,6 +77,8 @@ impl PrivateApt {
             ("Dir::Cache", d("cache")),
             // The cache lives in a root-owned tree apt's `_apt` user may not enter.
             ("APT::Sandbox::User", "root".into()),
+            ("APT::Architecture", self.arch.into()),
+            ("APT::Architectures", self.arch.into()),
         ] {
             c.arg("-o").arg(format!("{key}={value}"));
         }
@@ -98,14 +109,14 @@ impl PrivateApt {
         Ok(())
     }
 
-    /// The newest `linux-image-<series>.*-<FLAVOUR>` apt can install: (package, version).
+    /// The newest `linux-image-<series>.*-<flavour>` apt can install: (package, version).
     fn newest(&self, series: &str) -> Result<Option<(String, String)>> {
         let prefix = format!("linux-image-{series}.");
         let names = capture(
             "list kernel packages",
             self.command("apt-cache").args(["pkgnames", &prefix]),
         )?;
-        let names = kernel_packages(&names, series, FLAVOUR);
+        let names = kernel_packages(&names, series, self.arch);
         if names.is_empty() {
             return Ok(None);
         }
@@ -183,13 +194,82 @@ pub fn newest_candidate(candidates: &[(String, String)]) -> Option<(String, Stri
 }
 
 /// The file name `apt-get download` gives a package (an epoch's colon becomes %3a).
-fn deb_file_name(package: &str, version: &str) -> String {
-    format!("{package}_{}_amd64.deb", version.replace(':', "%3a"))
+fn deb_file_name(package: &str, version: &str, arch: &str) -> String {
+    format!("{package}_{}_{arch}.deb", version.replace(':', "%3a"))
 }
 
-/// Finds, downloads if needed, and extracts the newest kernel of `series` under `cache`.
-pub fn fetch(cache: &Path, series: &str) -> Result<Kernel> {
-    let apt = PrivateApt::new(cache.join("apt"))?;
+/// Downloads (if needed) `package` at `version` of `apt`'s architecture into
+/// `cache/debs` and extracts it under `cache/tree`; the extracted tree.
+fn download_and_extract(
+    cache: &Path,
+    apt: &PrivateApt,
+    package: &str,
+    version: &str,
+    updated: bool,
+) -> Result<PathBuf> {
+    let debs = cache.join("debs");
+    fs::create_dir_all(&debs)?;
+    let deb = debs.join(deb_file_name(package, version, apt.arch));
+    if !deb.is_file() {
+        eprintln!("xtask: downloading {package} {version} ({})", apt.arch);
+        if let Err(e) = apt.download(package, version, &debs) {
+            if updated {
+                return Err(e);
+            }
+            // The lists may name a file the mirror no longer has.
+            apt.update()?;
+            apt.download(package, version, &debs)?;
+        }
+        if !deb.is_file() {
+            bail!("apt-get download did not leave {}", deb.display());
+        }
+    }
+    let tree = cache.join("tree").join(format!(
+        "{package}_{version}{}",
+        if apt.arch == "amd64" {
+            String::new()
+        } else {
+            format!("_{}", apt.arch)
+        }
+    ));
+    let done = tree.join(".extracted");
+    if !done.is_file() {
+        let _ = fs::remove_dir_all(&tree);
+        fs::create_dir_all(&tree)?;
+        run_step(
+            &format!("extract {}", deb.display()),
+            Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&tree),
+        )?;
+        fs::write(&done, "")?;
+    }
+    Ok(tree)
+}
+
+/// The extracted tree of `package` (apt's candidate) for `arch`, fetched if needed:
+/// the arm64 guest's busybox comes from arm64's `busybox-static` this way.
+pub fn fetch_package(cache: &Path, arch: &Arch, package: &str) -> Result<PathBuf> {
+    let apt = PrivateApt::new(cache, arch.deb)?;
+    let mut updated = false;
+    if !apt.lists_fresh() {
+        apt.update()?;
+        updated = true;
+    }
+    let policy = capture(
+        &format!("ask apt for {package}'s candidate version"),
+        apt.command("apt-cache").args(["policy", package]),
+    )?;
+    let (_, version) = parse_policy(&policy)
+        .into_iter()
+        .next()
+        .with_context(|| format!("apt offers no {package} for {}", arch.deb))?;
+    download_and_extract(cache, &apt, package, &version, updated)
+}
+
+/// Finds, downloads if needed, and extracts the newest kernel of `series` for `arch`
+/// under `cache`.
+pub fn fetch(cache: &Path, series: &str, arch: &Arch) -> Result<Kernel> {
+    let apt = PrivateApt::new(cache, arch.deb)?;
+    let flavour = arch.deb;
     let mut updated = false;
     if !apt.lists_fresh() {
         apt.update()?;
@@ -201,45 +281,17 @@ pub fn fetch(cache: &Path, series: &str) -> Result<Kernel> {
             apt.update()?;
             updated = true;
             apt.newest(series)?
-                .with_context(|| format!("apt offers no linux-image-{series}.*-{FLAVOUR}"))?
+                .with_context(|| format!("apt offers no linux-image-{series}.*-{flavour}"))?
         }
-        None => bail!("apt offers no linux-image-{series}.*-{FLAVOUR}"),
+        None => bail!("apt offers no linux-image-{series}.*-{flavour}"),
     };
     let (package, version) = newest;
     eprintln!("xtask: kernel {series}: {package} {version}");
 
-    let debs = cache.join("debs");
-    fs::create_dir_all(&debs)?;
-    let deb = debs.join(deb_file_name(&package, &version));
-    if !deb.is_file() {
-        eprintln!("xtask: downloading {package} {version}");
-        if let Err(e) = apt.download(&package, &version, &debs) {
-            if updated {
-                return Err(e);
-            }
-            // The lists may name a file the mirror no longer has.
-            apt.update()?;
-            apt.download(&package, &version, &debs)?;
-        }
-        if !deb.is_file() {
-            bail!("apt-get download did not leave {}", deb.display());
-        }
-    }
-
-    let tree = cache.join("tree").join(format!("{package}_{version}"));
-    let done = tree.join(".extracted");
-    if !done.is_file() {
-        let _ = fs::remove_dir_all(&tree);
-        fs::create_dir_all(&tree)?;
-        run_step(
-            &format!("extract {}", deb.display()),
-            Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&tree),
-        )?;
-        fs::write(&done, "")?;
-    }
+    let tree = download_and_extract(cache, &apt, &package, &version, updated)?;
     let modules_root = tree.join("lib/modules");
     let release = fs::read_dir(&modules_root)
-        .with_context(|| format!("{} has no lib/modules", deb.display()))?
+        .with_context(|| format!("{package} has no lib/modules"))?
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .next()
@@ -247,7 +299,7 @@ pub fn fetch(cache: &Path, series: &str) -> Result<Kernel> {
     let modules = modules_root.join(&release);
     let vmlinuz = tree.join(format!("boot/vmlinuz-{release}"));
     if !vmlinuz.is_file() {
-        bail!("{} has no {}", deb.display(), vmlinuz.display());
+        bail!("{package} has no {}", vmlinuz.display());
     }
     // The package leaves modules.dep to its postinst; make it here.
     if !modules.join("modules.dep").is_file() {
@@ -334,6 +386,10 @@ linux-image-6.12.117+deb12-amd64:
 
     #[test]
     fn deb_names_escape_the_epoch() {
-        assert_eq!(deb_file_name("a", "1:2.0-1"), "a_1%3a2.0-1_amd64.deb");
+        assert_eq!(
+            deb_file_name("a", "1:2.0-1", "amd64"),
+            "a_1%3a2.0-1_amd64.deb"
+        );
+        assert_eq!(deb_file_name("b", "2", "arm64"), "b_2_arm64.deb");
     }
 }

@@ -56,6 +56,41 @@ pub fn parse(line: &str) -> Option<Event> {
     }
 }
 
+/// Follows libtest's lines across the console: a test that writes to stderr past
+/// libtest's capture (the i386 test's reason for skipping on arm64) puts its words
+/// between `test <name> ... ` and the `ok` or `FAILED`, which then come on a line of
+/// their own.
+#[derive(Default)]
+pub struct Reader {
+    pending: Option<String>,
+}
+
+impl Reader {
+    pub fn read(&mut self, line: &str) -> Option<Event> {
+        let event = parse(line);
+        if event.is_some() {
+            self.pending = None;
+            return event;
+        }
+        let trimmed = line.trim();
+        if let Some(name) = line
+            .strip_prefix("test ")
+            .and_then(|rest| rest.split_once(" ..."))
+            .map(|(name, _)| name)
+            .filter(|name| !name.contains(' '))
+        {
+            self.pending = Some(name.to_string());
+            return None;
+        }
+        let result = match trimmed {
+            "ok" => true,
+            "FAILED" => false,
+            _ => return None,
+        };
+        self.pending.take().map(|name| Event::Test(name, result))
+    }
+}
+
 /// `line` without terminal control sequences (the firmware clears the screen) and
 /// carriage returns.
 pub fn clean(line: &str) -> String {
@@ -84,6 +119,23 @@ pub fn clean(line: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_result_after_the_tests_own_words_counts() {
+        let mut r = Reader::default();
+        assert_eq!(
+            r.read("test decode::m32 ... SKIPPED m32: no arm32 compiler"),
+            None
+        );
+        assert_eq!(r.read("ok"), Some(Event::Test("decode::m32".into(), true)));
+        assert_eq!(r.read("ok"), None);
+        assert_eq!(
+            r.read("test a::b ... ok"),
+            Some(Event::Test("a::b".into(), true))
+        );
+        r.read("test a::c ... ");
+        assert_eq!(r.read("FAILED"), Some(Event::Test("a::c".into(), false)));
+    }
 
     #[test]
     fn reads_the_markers() {

@@ -13,7 +13,10 @@ use std::{
 
 use anyhow::{Context, Result};
 
-use super::markers::{self, Event};
+use super::{
+    arch::Arch,
+    markers::{self, Event},
+};
 
 /// How the console session ended.
 #[derive(Debug)]
@@ -81,53 +84,52 @@ fn forward(from: impl Read + Send + 'static, tx: mpsc::Sender<String>) {
     });
 }
 
-/// Boots `kernel` with `initrd`, the host's root shared read-only over 9p, and follows
-/// the console until the guest reports, QEMU ends or a limit passes. Console lines are
-/// shown prefixed with `tag` and written to `log`.
+/// Boots `kernel` with `initrd` on `arch`, the directory `root` shared read-only over
+/// 9p, and follows the console until the guest reports, QEMU ends or a limit passes.
+/// Console lines are shown prefixed with `tag` and written to `log`.
 pub fn run(
+    arch: &Arch,
     kernel: &Path,
     initrd: &Path,
+    root: &Path,
     log: &Path,
     tag: &str,
     limits: &Limits,
 ) -> Result<Outcome> {
-    let mut cmd = Command::new("qemu-system-x86_64");
+    let mut cmd = Command::new(arch.qemu);
+    cmd.args(arch.machine);
     // One host thread for both vCPUs: with multi-threaded TCG, a vCPU can run a stale
     // translation of kernel text another vCPU is patching (static keys flip when
     // tracepoints are enabled), hit the int3 left mid-patch, and oops.
-    cmd.args([
-        "-accel",
-        "tcg,thread=single",
-        "-cpu",
-        "max",
-        "-smp",
-        "2",
-        "-m",
-        "2G",
-    ])
-    .args(["-nographic", "-no-reboot", "-nic", "none"])
-    .arg("-kernel")
-    .arg(kernel)
-    .arg("-initrd")
-    .arg(initrd)
-    // panic=-1 with -no-reboot: a panicking guest ends QEMU at once. Without the
-    // CPU-vulnerability mitigations (page-table isolation above all) emulated
-    // system calls are much cheaper.
-    .args([
-        "-append",
-        "console=ttyS0 panic=-1 loglevel=4 mitigations=off",
-    ])
-    .args([
-        "-virtfs",
-        "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
-    ])
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
+    cmd.args(["-accel", "tcg,thread=single", "-smp", "2", "-m", "2G"])
+        .args(["-nographic", "-no-reboot", "-nic", "none"])
+        .arg("-kernel")
+        .arg(kernel)
+        .arg("-initrd")
+        .arg(initrd)
+        // panic=-1 with -no-reboot: a panicking guest ends QEMU at once. Without the
+        // CPU-vulnerability mitigations (page-table isolation above all) emulated
+        // system calls are much cheaper.
+        .arg("-append")
+        .arg(format!(
+            "console={} panic=-1 loglevel=4 mitigations=off",
+            arch.console
+        ))
+        .arg("-virtfs")
+        .arg(format!(
+            "local,path={},mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
+            root.display()
+        ))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut log_file =
         fs::File::create(log).with_context(|| format!("create {}", log.display()))?;
     let start = Instant::now();
-    let mut qemu = Reaper(cmd.spawn().context("start qemu-system-x86_64")?);
+    let mut qemu = Reaper(
+        cmd.spawn()
+            .with_context(|| format!("start {}", arch.qemu))?,
+    );
     let (tx, rx) = mpsc::channel();
     forward(qemu.0.stdout.take().expect("piped"), tx.clone());
     forward(qemu.0.stderr.take().expect("piped"), tx);
@@ -143,6 +145,7 @@ pub fn run(
         kernel_trouble: Vec::new(),
     };
     let mut last = start;
+    let mut reader = markers::Reader::default();
     loop {
         let limit = if outcome.boot.is_some() {
             limits.total
@@ -164,7 +167,7 @@ pub fn run(
         let line = markers::clean(&raw);
         println!("{tag}| {line}");
         let _ = writeln!(log_file, "{line}");
-        let event = markers::parse(&line);
+        let event = reader.read(&line);
         if let Some(Event::Test(name, _) | Event::TimedOut(name)) = &event {
             outcome.times.push((name.clone(), last.elapsed()));
             last = Instant::now();

@@ -7,11 +7,12 @@ use std::{
 
 use anyhow::{Result, bail};
 
+use super::arch::{Arch, Root};
 use crate::run::run_step;
 
-/// A command the VM run calls, and the Debian package that brings it.
-const COMMANDS: [(&str, &str); 7] = [
-    ("qemu-system-x86_64", "qemu-system-x86"),
+/// A command the VM run calls, and the Debian package that brings it (QEMU comes from
+/// each architecture's row, see [`super::arch`]).
+const COMMANDS: [(&str, &str); 6] = [
     ("cpio", "cpio"),
     ("gzip", "gzip"),
     ("depmod", "kmod"),
@@ -62,13 +63,38 @@ pub fn apt_install(packages: &[&str]) -> Result<()> {
     run_step(&format!("install {}", packages.join(" ")), &mut install())
 }
 
-/// Installs whatever is missing among the VM run's tools.
-pub fn ensure() -> Result<()> {
-    let mut missing: Vec<&str> = COMMANDS
+/// Makes the arm64 guest's Debian root (see [`super::rootfs`]).
+const MMDEBSTRAP: (&str, &str) = ("mmdebstrap", "mmdebstrap");
+
+/// The static busybox of `arch`'s initramfs: the host's for the host's architecture,
+/// else the one in that architecture's `busybox-static` package (fetched with apt).
+pub fn busybox(cache: &Path, arch: &Arch) -> Result<PathBuf> {
+    if arch.root == Root::Host {
+        return Ok(BUSYBOX.into());
+    }
+    let tree = super::kernel_fetch::fetch_package(cache, arch, BUSYBOX_PACKAGE)?;
+    let bin = tree.join("bin/busybox");
+    if !bin.is_file() {
+        bail!("{BUSYBOX_PACKAGE} ({}) has no bin/busybox", arch.deb);
+    }
+    Ok(bin)
+}
+
+/// Installs whatever is missing among the tools the VMs of `arches` need.
+pub fn ensure(arches: &[&Arch]) -> Result<()> {
+    let mut wanted: Vec<(&str, &str)> = COMMANDS.to_vec();
+    for a in arches {
+        wanted.push((a.qemu, a.qemu_package));
+        if a.root == Root::Debian {
+            wanted.push(MMDEBSTRAP);
+        }
+    }
+    let mut missing: Vec<&str> = wanted
         .iter()
         .filter(|(cmd, _)| which(cmd).is_none())
         .map(|&(_, pkg)| pkg)
         .collect();
+    missing.dedup();
     if !package_installed(BUSYBOX_PACKAGE) {
         missing.push(BUSYBOX_PACKAGE);
     }
