@@ -36,9 +36,15 @@ fn short_help_is_the_options_and_long_help_says_more() {
     let short = rtrace(&["-h"]);
     let long = rtrace(&["--help"]);
     for text in [&short, &long] {
-        assert!(text.contains("--filter-pids") && text.contains("Exit status:"), "{text}");
+        assert!(
+            text.contains("--filter-pids") && text.contains("Exit status:"),
+            "{text}"
+        );
     }
-    assert!(long.contains("rtrace record") && long.contains("runs untraced"), "{long}");
+    assert!(
+        long.contains("rtrace record") && long.contains("runs untraced"),
+        "{long}"
+    );
     assert!(long.len() > short.len());
 }
 
