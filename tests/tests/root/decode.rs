@@ -282,7 +282,10 @@ fn event_selection_keeps_exactly_the_chosen_calls() {
 
     // strace's spelling of its file class: the calls that take a file name, all of
     // them, and nothing else.
-    let r = run(rtrace().args(["-e", "trace=%file", "--", "ls", "/"]), LIMIT);
+    let r = run(
+        one_layout(&mut rtrace()).args(["-e", "trace=%file", "--", "ls", "/"]),
+        LIMIT,
+    );
     assert_eq!(r.code(), Some(0), "{r}");
     let files = names_of(&r.stderr);
     assert!(
