@@ -45,22 +45,25 @@ fn git_commit(workspace: &std::path::Path) -> String {
             .filter(|o| o.status.success())
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
     };
-    let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) else {
-        return "unknown".into();
+    // Only the workspace's own checkout: a source tree unpacked inside another
+    // repository would otherwise report that repository's commit.
+    let same = |top: &str| {
+        let canon = |p: &std::path::Path| p.canonicalize().ok();
+        canon(std::path::Path::new(top)).is_some_and(|t| Some(t) == canon(workspace))
     };
-    let dir = std::path::Path::new(&dir);
-    println!("cargo:rerun-if-changed={}", dir.join("HEAD").display());
-    // A missing file would make cargo rerun this script on every build: a branch
-    // that lives only in packed-refs is watched there.
-    if let Some(branch) = git(&["symbolic-ref", "-q", "HEAD"]) {
-        let loose = dir.join(branch);
-        let watched = if loose.exists() {
-            loose
-        } else {
-            dir.join("packed-refs")
-        };
-        if watched.exists() {
-            println!("cargo:rerun-if-changed={}", watched.display());
+    if !git(&["rev-parse", "--show-toplevel"]).is_some_and(|t| same(&t)) {
+        return "unknown".into();
+    }
+    // HEAD (a linked worktree's own), and where branches live (the common directory:
+    // the loose refs' directory and packed-refs). A path that does not exist would
+    // make cargo rerun this script on every build: only those that do are watched.
+    for rel in ["HEAD", "refs/heads", "packed-refs"] {
+        // Relative to the workspace (where git ran) unless git says it absolutely.
+        if let Some(path) = git(&["rev-parse", "--git-path", rel])
+            .map(|p| workspace.join(p))
+            .filter(|p| p.exists())
+        {
+            println!("cargo:rerun-if-changed={}", path.display());
         }
     }
     for s in SOURCES {

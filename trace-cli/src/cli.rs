@@ -22,9 +22,10 @@ Environment:
   NO_COLOR, CLICOLOR_FORCE  never, or always, colour the trace
 
 Exit status:
-  the traced command's (128+N when signal N killed it; 126 when it cannot be run,
-  127 when it is not there); 0 for -p/-t/-a; 2 for bad usage; 141 when the reader of
-  the trace went away; 1 for any other failure, said in one line `rtrace: ...`";
+  the command's, with or without -p/-t/-a (128+N when signal N killed it; 126 when
+  it cannot be run, 127 when it is not there); 0 for -p/-t/-a alone; 2 for bad usage;
+  141 when the reader of the trace went away; 1 for any other failure, said in one
+  line `rtrace: ...`";
 
 /// The man page's DESCRIPTION (and `--help`'s head).
 const LONG_ABOUT: &str = "\

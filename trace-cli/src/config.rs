@@ -619,7 +619,12 @@ fn selection(
 ) -> Result<(Option<Vec<u32>>, Vec<String>), ConfigError> {
     let (syscall_words, events) = crate::events::split_expr(&args.expr);
     let selection = if !syscall_words.is_empty() {
-        let sel = selection::parse(&syscall_words.join(","))?;
+        // strace's `trace=` may start each -e value.
+        let values = syscall_words
+            .iter()
+            .map(|w| selection::unqualified(w))
+            .collect::<Result<Vec<_>, _>>()?;
+        let sel = selection::parse(&values.join(","))?;
         for word in &sel.unknown {
             warnings.push(format!(
                 "skipping unknown syscall '{word}'{}",
@@ -989,6 +994,20 @@ mod tests {
         assert!(c.selection.unwrap().len() >= 3);
         let e = resolve(args(&["-e", "nosuch", "--", "true"]), live).unwrap_err();
         assert_eq!(e.to_string(), "-e 'nosuch' selects no syscall");
+        // strace's trace= on each -e value, and its other qualifiers refused on any.
+        let c = resolve(
+            args(&["-e", "trace=openat", "-e", "trace=close", "--", "true"]),
+            live,
+        )
+        .unwrap();
+        assert_eq!(c.selection.as_ref().map(Vec::len), Some(4));
+        assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+        let e = resolve(
+            args(&["-e", "openat", "-e", "signal=none", "--", "true"]),
+            live,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("strace's signal= qualifier"), "{e}");
         // --no-syscalls alone traces nothing, and says so; with -F it does not.
         let c = resolve(args(&["--no-syscalls", "--", "true"]), live).unwrap();
         assert_eq!(c.selection, Some(Vec::new()));

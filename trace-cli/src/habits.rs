@@ -24,11 +24,11 @@ const STRACE_FLAGS: &[(&str, &str)] = &[
     ),
     (
         "-y",
-        "strace's -y is the default here: fds are shown with their paths (fd: 3</etc/hostname>)",
+        "strace's -y is the default here: fds are shown with their paths (fd: 3</etc/hostname>) when the calls that open them are traced too",
     ),
     (
         "-yy",
-        "strace's -yy is the default here: fds are shown with their paths (fd: 3</etc/hostname>)",
+        "strace's -yy is the default here: fds are shown with their paths (fd: 3</etc/hostname>) when the calls that open them are traced too",
     ),
     ("-k", "strace's -k is --call-graph fp here"),
 ];

@@ -10,7 +10,7 @@ use trace_cli::{cli, config, env, kernel, perfconfig, pids, say, session, signal
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// mimalloc keeps freed memory for a second and commits its arenas whole: 67 MiB
+/// mimalloc keeps freed memory a while and commits its arenas whole: 67 MiB
 /// resident for `rtrace -- true` where the glibc build has 25. Here freed memory goes
 /// back at once (the arenas are committed as used: `cargo xtask dist` compiles that
 /// in, as it is read before `main`): 23 MiB. (purge_delay is 15 in mimalloc.h's
@@ -114,7 +114,11 @@ fn main() {
             }
         }
     }
-    let recorded = cfg.output.clone().filter(|_| cfg.record);
+    // A record written to stdout (`-o -`) is not a file to name.
+    let recorded = cfg
+        .output
+        .clone()
+        .filter(|_| cfg.record && !cfg.trace_to_stdout());
     match session::run(cfg) {
         Ok(code) => {
             if let Some(path) = recorded {

@@ -124,14 +124,20 @@ fn all_syscalls() -> impl Iterator<Item = (u32, &'static str)> {
     (0..syscall_table::MAX_NR).filter_map(|nr| Some((nr, syscall_table::name(nr)?)))
 }
 
-pub fn parse(expr: &str) -> Result<Selection, SelectionError> {
-    let expr = match expr.split_once('=') {
-        Some(("trace" | "t", list)) => list,
+/// One `-e` value without strace's `trace=` (or `t=`) before it; strace's other
+/// qualifiers are refused by name.
+pub fn unqualified(value: &str) -> Result<&str, SelectionError> {
+    match value.split_once('=') {
+        Some(("trace" | "t", list)) => Ok(list),
         Some((q, _)) if STRACE_QUALIFIERS.contains(&q) => {
-            return Err(SelectionError::StraceQualifier(expr.into(), q.into()));
+            Err(SelectionError::StraceQualifier(value.into(), q.into()))
         }
-        _ => expr,
-    };
+        _ => Ok(value),
+    }
+}
+
+pub fn parse(expr: &str) -> Result<Selection, SelectionError> {
+    let expr = unqualified(expr)?;
     let (negate, list) = match expr.strip_prefix('!') {
         Some(rest) => (true, rest),
         None => (false, expr),
@@ -143,6 +149,8 @@ pub fn parse(expr: &str) -> Result<Selection, SelectionError> {
         let file = || strace_classes::named("%file").map_or(&[][..], |c| c.calls);
         let group: Option<Vec<&str>> = match word {
             "string" => Some(file().iter().chain(STRING_EXTRA).copied().collect()),
+            // strace's `trace=all`.
+            "all" => Some(all_syscalls().map(|(_, name)| name).collect()),
             w => match strace_classes::named(w) {
                 Some(class) => Some(class.calls.to_vec()),
                 None if w.starts_with('%') => {
@@ -252,6 +260,10 @@ mod tests {
         assert_eq!(net, parse("network").unwrap());
         assert!(names(&net).contains(&"connect") && !names(&net).contains(&"openat"));
         assert_eq!(names(&parse("trace=openat").unwrap()), ["openat"]);
+        assert_eq!(
+            parse("trace=all").unwrap().nrs.len(),
+            all_syscalls().count()
+        );
         assert!(!names(&parse("trace=!openat").unwrap()).contains(&"openat"));
         assert!(matches!(
             parse("signal=SIGINT"),

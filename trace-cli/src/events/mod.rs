@@ -44,7 +44,6 @@ pub struct TpEvent {
     pub filter: Option<Filter>,
 }
 
-/// `cat:name` pairs matching `spec` among `available` (tracefs's `available_events`).
 /// ` (did you mean sched:sched_switch?)`, or nothing.
 #[derive(Debug, PartialEq)]
 pub struct Nearest(Option<String>);
@@ -74,6 +73,7 @@ fn nearest(spec: &str, available: &[(String, String)]) -> Nearest {
     Nearest(best.and_then(|(d, full)| (d > 0 && d <= 2 && d * 3 < spec.len()).then_some(full)))
 }
 
+/// `cat:name` pairs matching `spec` among `available` (tracefs's `available_events`).
 pub fn expand<'a>(spec: &str, available: &'a [(String, String)]) -> Vec<&'a (String, String)> {
     let (cat, name) = spec.split_once(':').unwrap_or(("*", spec));
     available
@@ -161,7 +161,27 @@ impl EventTable {
     }
 }
 
-/// Splits `-e` words into syscall words and event specs (those with a `:`).
+/// The words of one `-e` value: split at commas, but not inside perf's `/terms/`
+/// (`sched:sched_switch/call-graph=fp,max-stack=4/` is one word).
+fn words_of(arg: &str) -> Vec<&str> {
+    let mut words = Vec::new();
+    let (mut start, mut in_terms) = (0, false);
+    for (i, c) in arg.char_indices() {
+        match c {
+            '/' => in_terms = !in_terms,
+            ',' if !in_terms => {
+                words.push(&arg[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    words.push(&arg[start..]);
+    words
+}
+
+/// Splits `-e` words into syscall words and event specs (those with a `:`, and perf's
+/// event syntax with `/terms/`, which resolving then names).
 pub fn split_expr(words: &[String]) -> (Vec<String>, Vec<String>) {
     let mut syscalls = Vec::new();
     let mut events = Vec::new();
@@ -171,11 +191,11 @@ pub fn split_expr(words: &[String]) -> (Vec<String>, Vec<String>) {
             syscalls.push(arg.clone());
             continue;
         }
-        let (e, s): (Vec<&str>, Vec<&str>) = arg
-            .split(',')
+        let (e, s): (Vec<&str>, Vec<&str>) = words_of(arg)
+            .into_iter()
             .map(str::trim)
             .filter(|w| !w.is_empty())
-            .partition(|w| w.contains(':'));
+            .partition(|w| w.contains([':', '/']));
         events.extend(e.into_iter().map(String::from));
         if !s.is_empty() {
             syscalls.push(s.join(","));
@@ -220,6 +240,14 @@ mod tests {
         let (s, e) = split_expr(&words);
         assert_eq!(s, ["openat", "!close"]);
         assert_eq!(e, ["sched:sched_switch"]);
+        // perf's terms stay with their event, commas and all; a PMU event is an event.
+        let words = vec!["openat,sched:sched_switch/call-graph=fp,max-stack=4/,cpu/x=1/".into()];
+        let (s, e) = split_expr(&words);
+        assert_eq!(s, ["openat"]);
+        assert_eq!(
+            e,
+            ["sched:sched_switch/call-graph=fp,max-stack=4/", "cpu/x=1/"]
+        );
     }
 
     #[test]

@@ -123,6 +123,10 @@ impl<'c, R: BufRead> Replay<'c, R> {
             hidden_pids: cfg.filter_pids.clone(),
             ..Chosen::default()
         };
+        if cfg.timer.is_some() {
+            // `-i FILE -p PID -- cmd`: no command runs, beside -p either.
+            return Err(ReplayError::Usage("it runs no command"));
+        }
         match &cfg.targets {
             Targets::Workload(_)
             | Targets::System {
@@ -358,6 +362,13 @@ mod tests {
     #[test]
     fn a_whole_file_replays_cleanly() {
         assert_eq!(run(&cfg(&[]), &file(3)), (3, Ok(())));
+    }
+
+    /// A replay runs no command: not beside -p either (it was dropped without a word).
+    #[test]
+    fn a_command_beside_p_is_refused_too() {
+        let (_, end) = run(&cfg(&["-p", "7", "--", "true"]), &file(1));
+        assert!(end.unwrap_err().contains("it runs no command"));
     }
 
     #[test]

@@ -51,13 +51,15 @@ const DOCKERD_FLAGS: [&str; 4] = [
 
 impl Docker {
     pub fn ensure(scratch: &Path) -> Result<Self> {
-        if which("dockerd").is_none() || which("runc").is_none() {
-            eprintln!("xtask: installing docker.io (the Docker daemon and runc)");
-            apt_install(&["docker.io"])?;
-        }
+        // A daemon that answers is used as it is (rootless, remote, Desktop): nothing
+        // is installed then.
         if answers() {
             println!("xtask: using the Docker daemon that is running");
             return Ok(Self { started: None });
+        }
+        if which("dockerd").is_none() {
+            eprintln!("xtask: installing docker.io (the Docker daemon and runc)");
+            apt_install(&["docker.io"])?;
         }
         let log_path = scratch.join("dockerd.log");
         let log = fs::File::create(&log_path)?;
@@ -230,6 +232,10 @@ impl Drop for Container {
 /// first process, exactly `caps` in every capability set, the rootfs at `rootfs`,
 /// and the host's tracefs bound read-only when `tracefs` is set.
 pub fn runc_bundle(dir: &Path, rootfs: &Path, caps: &[&str], tracefs: bool) -> Result<PathBuf> {
+    if which("runc").is_none() {
+        eprintln!("xtask: installing runc (the OCI runtime the checks drive directly)");
+        apt_install(&["runc"])?;
+    }
     fs::create_dir_all(dir)?;
     let _ = fs::remove_file(dir.join("config.json"));
     crate::run::run_step(

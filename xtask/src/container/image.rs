@@ -31,13 +31,38 @@ fn install(rootfs: &Path, bin: &Path, name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Writes the root file system under `dir/rootfs`; returns its path.
-pub fn rootfs(dir: &Path, rtrace: &Path) -> Result<PathBuf> {
-    let busybox = Path::new("/bin/busybox");
-    if !busybox.is_file() {
-        eprintln!("xtask: installing busybox-static (the image's shell)");
-        crate::vm::apt_install(&["busybox-static"])?;
+/// A static busybox: the host's when it is one, else Debian's busybox-static unpacked
+/// under `dir` (installing it would replace a host's dynamic `busybox` package).
+pub fn static_busybox(dir: &Path) -> Result<PathBuf> {
+    let host = Path::new("/bin/busybox");
+    if crate::dist::toolchain::check_static(host, "x86-64").is_ok() {
+        return Ok(host.to_path_buf());
     }
+    eprintln!("xtask: unpacking Debian's busybox-static (the host has no static busybox)");
+    let debs = dir.join("busybox-static");
+    fs::create_dir_all(&debs)?;
+    run_step(
+        "download busybox-static",
+        Command::new("apt-get")
+            .args(["download", "busybox-static"])
+            .current_dir(&debs),
+    )?;
+    let deb = fs::read_dir(&debs)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "deb"))
+        .context("apt-get download wrote no .deb")?;
+    let tree = debs.join("tree");
+    run_step(
+        "unpack busybox-static",
+        Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&tree),
+    )?;
+    let bin = tree.join("bin/busybox");
+    crate::dist::toolchain::check_static(&bin, "x86-64")?;
+    Ok(bin)
+}
+
+/// Writes the root file system under `dir/rootfs`; returns its path.
+pub fn rootfs(dir: &Path, rtrace: &Path, busybox: &Path) -> Result<PathBuf> {
     let root = dir.join("rootfs");
     if root.exists() {
         fs::remove_dir_all(&root)?;

@@ -118,7 +118,7 @@ fn static_x86(dist: &Artefacts) -> Result<&Path> {
 
 /// `docker load` of dist's image archive, then rtrace as its entry point: with the
 /// least privilege the README gives, it traces a program bound in from the host.
-fn image_checks(dist: &Artefacts) -> Result<Vec<String>> {
+fn image_checks(dist: &Artefacts, busybox: &Path) -> Result<Vec<String>> {
     let archive = dist.image.as_deref().context("dist made no image")?;
     let tag = crate::dist::image_tag();
     let said = capture("docker load", docker().arg("load").arg("-i").arg(archive))?;
@@ -131,6 +131,7 @@ fn image_checks(dist: &Artefacts) -> Result<Vec<String>> {
         archive.display()
     );
     type Verify = fn(&Outcome) -> Result<(), String>;
+    let bind = format!("{}:/bin/busybox:ro", busybox.display());
     let cases: [(&str, Vec<&str>, &[&str], Verify); 2] = [
         (
             "--version says it is the static build",
@@ -145,12 +146,8 @@ fn image_checks(dist: &Artefacts) -> Result<Vec<String>> {
             },
         ),
         (
-            "with CAP_SYS_ADMIN alone it traces busybox bound in from the host",
-            [
-                DOCKER_SYS_ADMIN.as_slice(),
-                &["-v", "/bin/busybox:/bin/busybox:ro"],
-            ]
-            .concat(),
+            "with CAP_SYS_ADMIN alone it traces a static busybox bound in from the host",
+            [DOCKER_SYS_ADMIN.as_slice(), &["-v", &bind]].concat(),
             &["--", "/bin/busybox", "cat", "/proc/self/stat"],
             |o| {
                 o.status(0)?;
@@ -209,8 +206,9 @@ fn old_root_checks(root: &Path, scratch: &Path, dist: &Artefacts) -> Result<Vec<
 
 fn smoke_in(root: &Path, scratch: &Path, dist: &Artefacts) -> Result<()> {
     let _docker = Docker::ensure(scratch)?;
-    let mut failed = image_checks(dist)?;
-    let rootfs = image::rootfs(scratch, static_x86(dist)?)?;
+    let busybox = image::static_busybox(scratch)?;
+    let mut failed = image_checks(dist, &busybox)?;
+    let rootfs = image::rootfs(scratch, static_x86(dist)?, &busybox)?;
     let tag = ImageTag(format!("rtrace-smoke:{}", std::process::id()));
     image::import(scratch, &rootfs, &tag.0)?;
     let name = |n: &str| format!("rtrace-smoke-{}-{n}", std::process::id());
