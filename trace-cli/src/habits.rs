@@ -35,8 +35,8 @@ const STRACE_FLAGS: &[(&str, &str)] = &[
 
 /// The words of rtrace's own options that take a value (`-e`, `--output`…): the word
 /// after them is that value, not a flag to look at.
-fn takes_value(word: &str) -> bool {
-    Args::command().get_arguments().any(|a| {
+fn takes_value(cmd: &clap::Command, word: &str) -> bool {
+    cmd.get_arguments().any(|a| {
         a.get_action().takes_values()
             && !a.is_positional()
             && (a.get_short().is_some_and(|s| word == format!("-{s}"))
@@ -48,6 +48,9 @@ fn takes_value(word: &str) -> bool {
 /// if there is one.
 pub fn strace_hint(args: &[OsString]) -> Option<String> {
     let mut words = args.iter().map(|a| a.to_string_lossy()).peekable();
+    // clap's definition, built once and only when an option's value must be skipped
+    // (this scan runs at every start).
+    let cmd = std::cell::OnceCell::new();
     while let Some(w) = words.next() {
         if w == "--" || !w.starts_with('-') {
             // The command: its own flags are its own.
@@ -67,7 +70,7 @@ pub fn strace_hint(args: &[OsString]) -> Option<String> {
                 ));
             }
         }
-        if takes_value(&w) {
+        if takes_value(cmd.get_or_init(Args::command), &w) {
             words.next();
         }
     }

@@ -101,10 +101,9 @@ pub fn checks(dist: &Artefacts) -> Result<Vec<Check>> {
             "the tarball's binary runs and sums a command",
             &format!(
                 "mkdir -p /opt && tar -xzf /tmp/{tarball} -C /opt && \
-                 /opt/{}/rtrace --version | head -1 && \
-                 /opt/{}/rtrace -s -- ls /",
-                tarball.trim_end_matches(".tar.gz"),
-                tarball.trim_end_matches(".tar.gz")
+                 /opt/{dir}/rtrace --version | head -1 && \
+                 /opt/{dir}/rtrace -s -- ls /",
+                dir = tarball.trim_end_matches(".tar.gz"),
             ),
             Box::new(|o| {
                 o.status(0)?;
