@@ -29,6 +29,16 @@ pub const CLASS_EXEC: u32 = 4;
 pub const CLASS_EXIT: u32 = 8;
 /// clone/clone3/fork/vfork: a new child's first return is not a call of its own.
 pub const CLASS_FORK: u32 = 16;
+/// clone: blocking (as [`CLASS_BLOCKING`]) when its flags, the first argument, ask for
+/// CLONE_VFORK: the parent then waits until its child has exec'd or exited, as in
+/// vfork (arm64 has no vfork; libc's vfork() is this clone). Set only where blocking
+/// entries are asked for.
+pub const CLASS_VFORK_IN_ARG: u32 = 32;
+/// clone3: the same, with the flags in the first u64 of the `struct clone_args` its
+/// first argument points to (glibc's posix_spawn is such a clone3).
+pub const CLASS_VFORK_IN_STRUCT: u32 = 64;
+/// CLONE_VFORK, the same on every architecture (include/uapi/linux/sched.h).
+pub const CLONE_VFORK: u64 = 0x4000;
 
 /// Syscalls are identified by an index everywhere (records, maps, plans): the number
 /// itself for the native table, `COMPAT_BASE + number` for a 32-bit task's table (i386

@@ -8,7 +8,9 @@
 use aya_ebpf::{
     EbpfContext,
     bindings::{BPF_NOEXIST, BPF_RB_AVAIL_DATA, BPF_RB_FORCE_WAKEUP, BPF_RB_NO_WAKEUP},
-    helpers::{bpf_get_current_comm, bpf_get_current_pid_tgid, bpf_ktime_get_ns},
+    helpers::{
+        bpf_get_current_comm, bpf_get_current_pid_tgid, bpf_ktime_get_ns, bpf_probe_read_user,
+    },
     macros::{raw_tracepoint, tracepoint},
     programs::{RawTracePointContext, TracePointContext},
 };
@@ -16,8 +18,8 @@ use aya_log_ebpf::warn;
 use trace_common::{
     augment::{AUG_NO_ARG, AugPlan},
     maps::{
-        CLASS_BLOCKING, CLASS_EXEC, CLASS_EXIT, CLASS_FORK, COMPAT_BASE, COUNTER_DROPPED,
-        COUNTER_LOST_TASKS, COUNTER_LOST_UNSEEN, HANDOFFS_SETTLED, TRACE_ARM_ON_EXEC,
+        CLASS_BLOCKING, CLASS_EXEC, CLASS_EXIT, CLASS_FORK, CLASS_VFORK_IN_ARG,
+        CLASS_VFORK_IN_STRUCT, CLONE_VFORK, COMPAT_BASE, COUNTER_DROPPED, COUNTER_LOST_TASKS, COUNTER_LOST_UNSEEN, HANDOFFS_SETTLED, TRACE_ARM_ON_EXEC,
     },
     record::{
         InflightCall, KIND_EXEC_ENV, KIND_EXEC_READS, KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT,
@@ -159,10 +161,26 @@ fn on_enter(nr: u32, read_args: impl FnOnce() -> Option<[u64; 6]>) -> Option<()>
         enter_ns: now,
         args,
     };
-    if class & CLASS_BLOCKING != 0 {
+    if class & CLASS_BLOCKING != 0 || waits_for_its_child(class, &args) {
         emit_pending(nr, &ids, now, &args);
     }
     Some(())
+}
+
+/// Whether a clone or clone3 asks for CLONE_VFORK, so that the parent waits while its
+/// child runs, as a vfork does. Its arguments are read (the class bits are set only
+/// where unfinished entries are shown, and so records are wanted).
+#[inline(always)]
+fn waits_for_its_child(class: u32, args: &[u64; 6]) -> bool {
+    let flags = if class & CLASS_VFORK_IN_ARG != 0 {
+        args[0]
+    } else if class & CLASS_VFORK_IN_STRUCT != 0 {
+        // SAFETY: a probe read of the task's memory; a failed read reads as no flags.
+        unsafe { bpf_probe_read_user(args[0] as *const u64) }.unwrap_or(0)
+    } else {
+        return false;
+    };
+    flags & CLONE_VFORK != 0
 }
 
 /// The entry of a call that may block, for the reader to show as unfinished should

@@ -1099,6 +1099,61 @@ fn a_vfork_parent_is_unfinished_while_its_child_runs() {
     );
 }
 
+/// posix_spawn: glibc's is a clone3 (or a clone) with CLONE_VM | CLONE_VFORK, and the
+/// parent waits in it while its child runs up to its exec.
+const SPAWN_PROGRAM: &str = r#"
+#include <spawn.h>
+#include <sys/wait.h>
+extern char **environ;
+int main(void) {
+    pid_t pid;
+    char *argv[] = {"true", 0};
+    if (posix_spawn(&pid, "/bin/true", 0, 0, argv, environ) != 0)
+        return 1;
+    waitpid(pid, 0, 0);
+    return 0;
+}
+"#;
+
+#[test]
+fn a_clone_with_clone_vfork_is_unfinished_while_its_child_runs() {
+    if !bpf_ready("a_clone_with_clone_vfork_is_unfinished_while_its_child_runs") {
+        return;
+    }
+    let r = trace_program(
+        "spawn",
+        SPAWN_PROGRAM,
+        &["-O0"],
+        &["-e", "clone,clone3,rt_sigprocmask,execve,exit_group"],
+    );
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    let parent = lines.first().expect("a traced line").tid;
+    let forks = |l: &Line| l.tid == parent && (l.name == "clone" || l.name == "clone3");
+    let unfinished = lines
+        .iter()
+        .position(|l| forks(l) && l.ret.is_empty())
+        .unwrap_or_else(|| panic!("the parent's clone is not shown unfinished{r}"));
+    assert!(lines[unfinished].args.contains("VFORK"), "{r}");
+    let continued = lines
+        .iter()
+        .position(|l| forks(l) && !l.ret.is_empty())
+        .unwrap_or_else(|| panic!("the parent's clone is not continued{r}"));
+    let child: u32 = lines[continued].ret.split(' ').next().unwrap().parse().unwrap();
+    // The child's own calls before its exec (its signal mask) come between the two.
+    let child_call = lines
+        .iter()
+        .position(|l| l.tid == child && l.name == "rt_sigprocmask")
+        .unwrap_or_else(|| panic!("the child's rt_sigprocmask is missing{r}"));
+    assert!(unfinished < child_call && child_call < continued, "{r}");
+    assert!(
+        r.stderr
+            .lines()
+            .filter(|l| l.contains(&format!("/{parent} ")) && !l.contains("[continued]"))
+            .all(|l| !(l.contains(" clone(") || l.contains(" clone3(")) || l.ends_with(" ...")),
+        "the parent's clone is not printed whole after its child's lines{r}"
+    );
+}
+
 /// prctl's names, capabilities and signals, timers, file systems, the system's numbers
 /// and clone3's arguments; the program
 /// prints what it got, for the test to compare.

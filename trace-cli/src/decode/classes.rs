@@ -2,7 +2,8 @@
 //! calls `-e` selects, which may block, and the few the programs treat specially.
 
 use trace_common::maps::{
-    CLASS_BLOCKING, CLASS_EXEC, CLASS_EXIT, CLASS_FORK, CLASS_SELECTED, SYSCALL_INDEXES,
+    CLASS_BLOCKING, CLASS_EXEC, CLASS_EXIT, CLASS_FORK, CLASS_SELECTED, CLASS_VFORK_IN_ARG,
+    CLASS_VFORK_IN_STRUCT, SYSCALL_INDEXES,
 };
 
 use crate::decode::syscall_table;
@@ -49,6 +50,14 @@ const NAMED: &[(&[&str], u32)] = &[
     (&["clone", "clone3", "fork", "vfork"], CLASS_FORK),
 ];
 
+/// The fork calls that block only when their flags ask for CLONE_VFORK, and where the
+/// kernel side finds those flags. Like [`BLOCKING`], only when unfinished entries are
+/// asked for.
+const VFORK_BY_FLAGS: &[(&str, u32)] = &[
+    ("clone", CLASS_VFORK_IN_ARG),
+    ("clone3", CLASS_VFORK_IN_STRUCT),
+];
+
 /// Whether `name` is one of the exec calls (CLASS_EXEC).
 pub fn is_exec(name: &str) -> bool {
     NAMED
@@ -75,6 +84,9 @@ pub fn syscall_classes(selection: Option<&[u32]>, unfinished: bool) -> Vec<(u32,
             }
             if unfinished && BLOCKING.contains(&name) {
                 bits |= CLASS_BLOCKING;
+            }
+            if unfinished && let Some((_, class)) = VFORK_BY_FLAGS.iter().find(|(n, _)| *n == name) {
+                bits |= class;
             }
             for (names, class) in NAMED {
                 if names.contains(&name) {
@@ -110,10 +122,23 @@ mod tests {
         assert_eq!(class(&classes, c("execve")), CLASS_EXEC);
         assert_eq!(class(&classes, n("exit_group")), CLASS_EXIT);
         assert_eq!(class(&classes, c("exit_group")), CLASS_EXIT);
-        assert_eq!(class(&classes, n("clone")), CLASS_FORK);
+        assert_eq!(
+            class(&classes, n("clone")),
+            CLASS_FORK | CLASS_VFORK_IN_ARG
+        );
+        assert_eq!(
+            class(&classes, c("clone")),
+            CLASS_FORK | CLASS_VFORK_IN_ARG
+        );
+        assert_eq!(
+            class(&classes, n("clone3")),
+            CLASS_FORK | CLASS_VFORK_IN_STRUCT
+        );
         assert_eq!(class(&classes, n("wait4")), CLASS_BLOCKING);
         assert_eq!(class(&classes, n("read")), 0);
         let quiet = syscall_classes(None, false);
         assert_eq!(class(&quiet, n("wait4")), 0);
+        assert_eq!(class(&quiet, n("clone")), CLASS_FORK);
+        assert_eq!(class(&quiet, n("clone3")), CLASS_FORK);
     }
 }
