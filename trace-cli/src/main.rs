@@ -140,12 +140,17 @@ fn main() {
             // Every message names its cause: printed once, not its chain, but for a
             // limit the kernel hit, which aya's messages keep only in their chain.
             // Only where the kernel refused rtrace's own objects: a command's exec failing
-            // for want of memory is the command's.
+            // for want of memory is the command's. The descriptors rtrace holds are its
+            // own at every step.
             let limits = matches!(
                 e,
                 session::SessionError::Load(_) | session::SessionError::Io { .. }
             );
-            match kernel::resources::one_line(&e).filter(|_| limits) {
+            let line = match limits {
+                true => kernel::resources::one_line(&e),
+                false => kernel::resources::fd_line(&e),
+            };
+            match line {
                 Some(line) => say!("rtrace: {line}"),
                 None => say!("rtrace: {e}"),
             }

@@ -150,7 +150,22 @@ pub fn sigreturn_mask(regs: *const u8, nr: u32, compat: bool) -> Option<u64> {
     Some(user_sp(regs)? + UC_SIGMASK)
 }
 
-#[cfg(not(bpf_target_arch = "x86_64"))]
+/// arm64: `sp` is at the `struct rt_sigframe` itself (the kernel's
+/// arch/arm64/kernel/signal.c reads it from there): a 128-byte siginfo, then `uc`, whose
+/// `uc_sigmask` follows uc_flags, uc_link and uc_stack (24): 168 bytes in. A native
+/// task's only (an arm32 task's frame is laid out as arm's).
+#[cfg(bpf_target_arch = "aarch64")]
+#[inline(always)]
+pub fn sigreturn_mask(regs: *const u8, nr: u32, compat: bool) -> Option<u64> {
+    const RT_SIGRETURN: u32 = 139;
+    const UC_SIGMASK: u64 = 128 + 40;
+    if compat || nr != RT_SIGRETURN {
+        return None;
+    }
+    Some(user_sp(regs)? + UC_SIGMASK)
+}
+
+#[cfg(not(any(bpf_target_arch = "x86_64", bpf_target_arch = "aarch64")))]
 #[inline(always)]
 pub fn sigreturn_mask(_regs: *const u8, _nr: u32, _compat: bool) -> Option<u64> {
     None

@@ -85,7 +85,8 @@ pub fn syscall_classes(selection: Option<&[u32]>, unfinished: bool) -> Vec<(u32,
             if unfinished && BLOCKING.contains(&name) {
                 bits |= CLASS_BLOCKING;
             }
-            if unfinished && let Some((_, class)) = VFORK_BY_FLAGS.iter().find(|(n, _)| *n == name) {
+            if unfinished && let Some((_, class)) = VFORK_BY_FLAGS.iter().find(|(n, _)| *n == name)
+            {
                 bits |= class;
             }
             for (names, class) in NAMED {
@@ -122,14 +123,8 @@ mod tests {
         assert_eq!(class(&classes, c("execve")), CLASS_EXEC);
         assert_eq!(class(&classes, n("exit_group")), CLASS_EXIT);
         assert_eq!(class(&classes, c("exit_group")), CLASS_EXIT);
-        assert_eq!(
-            class(&classes, n("clone")),
-            CLASS_FORK | CLASS_VFORK_IN_ARG
-        );
-        assert_eq!(
-            class(&classes, c("clone")),
-            CLASS_FORK | CLASS_VFORK_IN_ARG
-        );
+        assert_eq!(class(&classes, n("clone")), CLASS_FORK | CLASS_VFORK_IN_ARG);
+        assert_eq!(class(&classes, c("clone")), CLASS_FORK | CLASS_VFORK_IN_ARG);
         assert_eq!(
             class(&classes, n("clone3")),
             CLASS_FORK | CLASS_VFORK_IN_STRUCT

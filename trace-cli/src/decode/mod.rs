@@ -141,8 +141,9 @@ impl SyscallInfo {
     }
 }
 
-/// Whether the kernel side sends rt_sigreturn's mask (x86_64 only).
-const SIGRETURN_MASK: bool = cfg!(target_arch = "x86_64");
+/// Whether the kernel side sends rt_sigreturn's mask (a native task's, on x86_64 and
+/// arm64; see its `sigreturn_mask`).
+const SIGRETURN_MASK: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
 
 /// Where argument formats come from: tracefs on a real system, strings in tests.
 pub trait FormatSource {
@@ -228,7 +229,7 @@ impl<S: FormatSource> Catalog<S> {
         let native = nr < trace_common::maps::COMPAT_BASE;
         let args = match args {
             // The mask it restores, which the kernel side sends in the first
-            // slot (a native x86_64 task's; see its `sigreturn_mask`).
+            // slot (a native task's; see the kernel side's `sigreturn_mask`).
             Some(a) if name == "rt_sigreturn" && a.is_empty() && native && SIGRETURN_MASK => {
                 Some(vec![format::ArgSpec {
                     name: "mask".into(),

@@ -17,11 +17,16 @@ struct Table {
     /// (number, name): where perf and strace name a call otherwise than the crate
     /// (the crate's name is then no name of this table), or name one it lacks.
     names: &'static [(u32, &'static str)],
+    /// Numbers (first, last) the crate names that this architecture has no call for.
+    absent: &'static [(u32, u32)],
 }
 
 /// The table of one of the `syscalls` crate's architectures, with `names` over it.
 macro_rules! table {
     ($arch:ident, $names:expr) => {
+        table!($arch, $names, &[])
+    };
+    ($arch:ident, $names:expr, $absent:expr) => {
         Table {
             crate_name: |nr| syscalls::$arch::Sysno::new(nr as usize).map(|s| s.name()),
             crate_number: |name| {
@@ -30,6 +35,7 @@ macro_rules! table {
                     .map(|s| s.id() as u32)
             },
             names: $names,
+            absent: $absent,
         }
     };
 }
@@ -38,7 +44,7 @@ impl Table {
     fn name(&self, nr: u32) -> Option<&'static str> {
         match self.names.iter().find(|(n, _)| *n == nr) {
             Some((_, name)) => Some(name),
-            None => (self.crate_name)(nr),
+            None => (self.crate_name)(nr).filter(|_| !self.is_absent(nr)),
         }
     }
 
@@ -46,14 +52,24 @@ impl Table {
         if let Some((nr, _)) = self.names.iter().find(|(_, n)| *n == name) {
             return Some(*nr);
         }
-        (self.crate_number)(name).filter(|nr| self.names.iter().all(|(n, _)| n != nr))
+        (self.crate_number)(name)
+            .filter(|nr| self.names.iter().all(|(n, _)| n != nr) && !self.is_absent(*nr))
+    }
+
+    fn is_absent(&self, nr: u32) -> bool {
+        self.absent
+            .iter()
+            .any(|&(first, last)| (first..=last).contains(&nr))
     }
 }
 
-/// An architecture: its native table and its 32-bit tasks'.
+/// An architecture: its native table and its 32-bit tasks', and where its kernel names
+/// a native call's tracefs events otherwise than every architecture does
+/// ([`EVENT_ALIASES`]): (table name, event name).
 struct Arch {
     native: Table,
     compat: Table,
+    events: &'static [(&'static str, &'static str)],
 }
 
 impl Arch {
@@ -88,13 +104,16 @@ impl Arch {
 const X86_64: Arch = Arch {
     native: table!(x86_64, &[]),
     compat: table!(x86, &[]),
+    events: &[],
 };
 
 #[cfg(any(test, target_arch = "aarch64"))]
 const AARCH64: Arch = Arch {
     // The crate takes the generic unistd.h's `__NR3264_fstatat`; arm64's own table,
     // perf, strace and the tracefs event say newfstatat.
-    native: table!(aarch64, &[(79, "newfstatat")]),
+    // 403..=423 are the time64 calls of 32-bit architectures (the generic unistd.h has
+    // them only where longs are 32 bits): on arm64 they are ENOSYS, not calls.
+    native: table!(aarch64, &[(79, "newfstatat")], &[(403, 423)]),
     // ARM's private calls (`__ARM_NR_BASE` 0xf0000 + n), which the crate's table,
     // made from syscall.tbl, lacks: strace's names.
     compat: table!(
@@ -108,6 +127,12 @@ const AARCH64: Arch = Arch {
             (0xf0006, "get_tls"),
         ]
     ),
+    // arm64's kernel defines these two under other names (mm/fadvise.c's
+    // fadvise64_64; arch/arm64's own personality wrapper), and so names their events.
+    events: &[
+        ("fadvise64", "fadvise64_64"),
+        ("personality", "arm64_personality"),
+    ],
 };
 
 #[cfg(target_arch = "x86_64")]
@@ -149,17 +174,30 @@ const EVENT_ALIASES: &[(&str, &str)] = &[
 
 /// The table name for a tracefs event name (`newstat` -> `stat`), if they differ.
 pub fn table_name_of_event(event: &str) -> Option<&'static str> {
-    EVENT_ALIASES
-        .iter()
-        .find(|(_, e)| *e == event)
-        .map(|(table, _)| *table)
+    THIS.table_name_of_event(event)
 }
 
+/// The name under `events/syscalls/sys_enter_<name>` of a table's name.
 pub fn event_name(name: &str) -> &str {
-    EVENT_ALIASES
-        .iter()
-        .find(|(table, _)| *table == name)
-        .map_or(name, |(_, event)| event)
+    THIS.event_name(name)
+}
+
+impl Arch {
+    fn aliases(&self) -> impl Iterator<Item = &(&'static str, &'static str)> {
+        self.events.iter().chain(EVENT_ALIASES)
+    }
+
+    fn table_name_of_event(&self, event: &str) -> Option<&'static str> {
+        self.aliases()
+            .find(|(_, e)| *e == event)
+            .map(|(table, _)| *table)
+    }
+
+    fn event_name<'a>(&self, name: &'a str) -> &'a str {
+        self.aliases()
+            .find(|(table, _)| *table == name)
+            .map_or(name, |(_, event)| event)
+    }
 }
 
 #[cfg(test)]
@@ -196,6 +234,19 @@ mod tests {
         assert_eq!(a.number("fstatat"), None);
         assert!((0..MAX_NR).all(|idx| a.name(idx) != Some("fstatat")));
         assert_eq!(a.name(80), Some("fstat"));
+        // Its events' names where arm64's kernel differs.
+        assert_eq!(a.event_name(a.name(223).unwrap()), "fadvise64_64");
+        assert_eq!(a.table_name_of_event("fadvise64_64"), Some("fadvise64"));
+        assert_eq!(a.event_name(a.name(92).unwrap()), "arm64_personality");
+        assert_eq!(a.event_name("fstat"), "newfstat");
+        assert_eq!(X86_64.event_name("fadvise64"), "fadvise64");
+        assert_eq!(X86_64.event_name("personality"), "personality");
+        // The 32-bit architectures' time64 calls are no calls of arm64's.
+        assert_eq!(a.name(403), None);
+        assert_eq!(a.name(423), None);
+        assert_eq!(a.number("clock_gettime64"), None);
+        assert_eq!(a.name(424), Some("pidfd_send_signal"));
+        assert_eq!(a.compat_number("clock_gettime64"), Some(COMPAT_BASE + 403));
     }
 
     /// A 32-bit arm task's calls on arm64: the arm table, ARM's private calls included.

@@ -9,7 +9,18 @@ use std::{error::Error, io};
 /// message up to any verifier log (which says nothing of a descriptor or memory that
 /// ran out), then the limit.
 pub fn one_line(err: &(dyn Error + 'static)) -> Option<String> {
+    one_line_of(err, explain(err)?)
+}
+
+/// As [`one_line`], for descriptors only (EMFILE, ENFILE): the one limit that is
+/// rtrace's own whatever step ran out of it (tracefs, /proc, the command's start).
+pub fn fd_line(err: &(dyn Error + 'static)) -> Option<String> {
     let why = explain(err)?;
+    let fds = first_errno(err).is_some_and(|e| matches!(e, libc::EMFILE | libc::ENFILE));
+    fds.then(|| one_line_of(err, why)).flatten()
+}
+
+fn one_line_of(err: &(dyn Error + 'static), why: String) -> Option<String> {
     let shown = err.to_string();
     let head = shown.split(" Verifier output").next().unwrap_or_default();
     let head = head
@@ -24,19 +35,37 @@ pub fn one_line(err: &(dyn Error + 'static)) -> Option<String> {
 /// whose message does not say so already.
 pub fn explain(err: &(dyn Error + 'static)) -> Option<String> {
     let shown = err.to_string();
+    let why = why(first_errno(err)?)?;
+    (!shown.contains(&why)).then_some(why)
+}
+
+/// The first errno in the error's chain: in an io::Error, also one that wraps another
+/// error (whose `source` skips the wrapped error itself), and in procfs's, which keeps
+/// its io::Error without a `source`.
+fn first_errno(err: &(dyn Error + 'static)) -> Option<i32> {
     let mut cause = err.source();
     while let Some(c) = cause {
-        if let Some(why) = c.downcast_ref::<io::Error>().and_then(why) {
-            return (!shown.contains(&why)).then_some(why);
+        if let Some(n) = errno_in(c) {
+            return Some(n);
         }
         cause = c.source();
     }
     None
 }
 
+fn errno_in(e: &(dyn Error + 'static)) -> Option<i32> {
+    if let Some(io) = e.downcast_ref::<io::Error>() {
+        return io.raw_os_error().or_else(|| errno_in(io.get_ref()?));
+    }
+    match e.downcast_ref::<procfs::ProcError>()? {
+        procfs::ProcError::Io(io, _) => errno_in(io),
+        _ => None,
+    }
+}
+
 /// The sentence for an errno that means a limit, with the limit read now.
-fn why(e: &io::Error) -> Option<String> {
-    Some(match e.raw_os_error()? {
+fn why(errno: i32) -> Option<String> {
+    Some(match errno {
         libc::EMFILE => format!(
             "too many open files (ulimit -n is {}): rtrace needs a descriptor per map, program and CPU — raise it, e.g. ulimit -n 4096",
             nofile_limit().map_or("unknown".into(), |n| n.to_string())
@@ -98,5 +127,29 @@ mod tests {
             "{line}"
         );
         assert!(!line.contains('\n'));
+    }
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("reading /proc/self/ns/pid: {0}")]
+    struct ProcFailed(#[source] io::Error);
+
+    #[test]
+    fn the_fd_limit_is_found_inside_wrapped_and_procfs_errors() {
+        // musl's text for EMFILE says nothing of files: the errno is what counts.
+        let emfile = || io::Error::from_raw_os_error(libc::EMFILE);
+        let proc = procfs::ProcError::Io(emfile(), Some("/proc/self/ns".into()));
+        let e = ProcFailed(io::Error::other(proc));
+        let line = fd_line(&e).unwrap();
+        assert!(line.starts_with("reading /proc/self/ns/pid: "), "{line}");
+        assert!(
+            line.contains("too many open files (ulimit -n is "),
+            "{line}"
+        );
+        let e = ProcFailed(io::Error::other(LoadFailed(MapFailed(emfile()))));
+        assert!(fd_line(&e).is_some());
+        // Only descriptors: memory refused at another step may be the command's.
+        let e = ProcFailed(io::Error::from_raw_os_error(libc::ENOMEM));
+        assert_eq!(fd_line(&e), None);
+        assert!(one_line(&e).is_some());
     }
 }
