@@ -45,6 +45,14 @@ pub const CLONE_VFORK: u64 = 0x4000;
 /// on x86_64, arm on arm64).
 pub const COMPAT_BASE: u32 = 1024;
 pub const SYSCALL_INDEXES: u32 = 2 * COMPAT_BASE;
+/// ARM's private calls (`__ARM_NR_BASE` 0xf0000 + n: cacheflush, set_tls…), which an
+/// arm task on arm64 makes: their numbers lie past every table, so they take the 32-bit
+/// indexes' last [`ARM_PRIVATE_SLOTS`] (the arm table ends far below), from
+/// [`ARM_PRIVATE_INDEX`]. Their index tells them from a native call's number, and `-e`
+/// selects them as any other.
+pub const ARM_PRIVATE_BASE: u32 = 0xf0000;
+pub const ARM_PRIVATE_SLOTS: u32 = 16;
+pub const ARM_PRIVATE_INDEX: u32 = SYSCALL_INDEXES - ARM_PRIVATE_SLOTS;
 /// Per-CPU array of [`COUNTER_SLOTS`] u64 counters, indexed by `COUNTER_*`.
 pub const COUNTERS: &str = "counters";
 

@@ -18,9 +18,10 @@ use aya_log_ebpf::warn;
 use trace_common::{
     augment::{AUG_NO_ARG, AugPlan},
     maps::{
-        CLASS_BLOCKING, CLASS_EXEC, CLASS_EXIT, CLASS_FORK, CLASS_VFORK_IN_ARG,
-        CLASS_VFORK_IN_STRUCT, CLONE_VFORK, COMPAT_BASE, COUNTER_DROPPED, COUNTER_LOST_TASKS,
-        COUNTER_LOST_UNSEEN, HANDOFFS_SETTLED, TRACE_ARM_ON_EXEC,
+        ARM_PRIVATE_BASE, ARM_PRIVATE_INDEX, ARM_PRIVATE_SLOTS, CLASS_BLOCKING, CLASS_EXEC,
+        CLASS_EXIT, CLASS_FORK, CLASS_VFORK_IN_ARG, CLASS_VFORK_IN_STRUCT, CLONE_VFORK,
+        COMPAT_BASE, COUNTER_DROPPED, COUNTER_LOST_TASKS, COUNTER_LOST_UNSEEN, HANDOFFS_SETTLED,
+        TRACE_ARM_ON_EXEC,
     },
     record::{
         InflightCall, KIND_EXEC_ENV, KIND_EXEC_READS, KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT,
@@ -44,6 +45,11 @@ use crate::{
 fn syscall_index(nr: u32, compat: bool) -> u32 {
     if compat && nr < COMPAT_BASE {
         COMPAT_BASE + nr
+    } else if cfg!(bpf_target_arch = "aarch64")
+        && compat
+        && nr.wrapping_sub(ARM_PRIVATE_BASE) < ARM_PRIVATE_SLOTS
+    {
+        ARM_PRIVATE_INDEX + (nr - ARM_PRIVATE_BASE)
     } else {
         nr
     }

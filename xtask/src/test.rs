@@ -140,6 +140,7 @@ fn x86_64_binaries(root: &Path, filter: &[String]) -> Result<vm::Binaries> {
         tests: tests.into(),
         filter: filter.to_vec(),
         expected: None,
+        compat_program: None,
     })
 }
 
@@ -169,6 +170,15 @@ fn cross_binaries(
             arch.triple
         )
     })?;
+    let compat_program = match arch.compat_program {
+        Some((name, zig_target)) => Some(crate::dist::toolchain::build_c(
+            &cross,
+            &root.join("tests/programs").join(format!("{name}.c")),
+            zig_target,
+            &root.join("target/kernels").join(format!("{name}-program")),
+        )?),
+        None => None,
+    };
     let (filter, expected) = if filter.is_empty() {
         println!(
             "xtask: on {} the root tests run a named subset of {} (the whole suite under \
@@ -190,6 +200,7 @@ fn cross_binaries(
         tests: tests.into(),
         filter,
         expected,
+        compat_program,
     })
 }
 

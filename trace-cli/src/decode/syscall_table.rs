@@ -4,7 +4,7 @@
 //! crate's differ or it has none. Also the tracefs event name, which differs from the
 //! table's name for a few calls (perf keeps the same aliases).
 
-use trace_common::maps::{COMPAT_BASE, SYSCALL_INDEXES};
+use trace_common::maps::{ARM_PRIVATE_BASE, ARM_PRIVATE_INDEX, COMPAT_BASE, SYSCALL_INDEXES};
 
 /// Syscall indexes run below this: the native table, then the 32-bit one from
 /// `COMPAT_BASE` (see `trace_common::maps`).
@@ -76,11 +76,13 @@ impl Arch {
     fn name(&self, idx: u32) -> Option<&'static str> {
         match idx {
             ..COMPAT_BASE => self.native.name(idx),
-            COMPAT_BASE..SYSCALL_INDEXES => self.compat.name(idx - COMPAT_BASE),
-            // A 32-bit task's number past the room its indexes have, which the kernel
-            // side passes on as it is (ARM's private calls, 0xf0001…). The index does not
-            // tell it from a native task's number, but no native table has one this high.
-            _ => self.compat.name(idx),
+            // ARM's private calls, in the last indexes (see `ARM_PRIVATE_INDEX`): the
+            // 32-bit table names them by their own number.
+            ARM_PRIVATE_INDEX..SYSCALL_INDEXES => {
+                self.compat.name(ARM_PRIVATE_BASE + idx - ARM_PRIVATE_INDEX)
+            }
+            COMPAT_BASE..ARM_PRIVATE_INDEX => self.compat.name(idx - COMPAT_BASE),
+            _ => None,
         }
     }
 
@@ -92,11 +94,10 @@ impl Arch {
     #[cfg(test)]
     fn compat_number(&self, name: &str) -> Option<u32> {
         let nr = self.compat.number(name)?;
-        Some(if nr < COMPAT_BASE {
-            COMPAT_BASE + nr
-        } else {
-            nr
-        })
+        match nr.checked_sub(ARM_PRIVATE_BASE) {
+            Some(n) if n < trace_common::maps::ARM_PRIVATE_SLOTS => Some(ARM_PRIVATE_INDEX + n),
+            _ => Some(COMPAT_BASE + nr),
+        }
     }
 }
 
@@ -257,20 +258,25 @@ mod tests {
         assert_eq!(a.name(COMPAT_BASE + 248), Some("exit_group"));
         assert_eq!(a.compat_number("openat"), Some(COMPAT_BASE + 322));
         assert_eq!(a.name(COMPAT_BASE + 327), Some("fstatat64"));
-        // The kernel side passes these numbers on as they are.
-        assert_eq!(a.name(0xf0001), Some("breakpoint"));
-        assert_eq!(a.name(0xf0002), Some("cacheflush"));
-        assert_eq!(a.name(0xf0003), Some("usr26"));
-        assert_eq!(a.name(0xf0004), Some("usr32"));
-        assert_eq!(a.name(0xf0005), Some("set_tls"));
-        assert_eq!(a.name(0xf0006), Some("get_tls"));
-        assert_eq!(a.compat_number("cacheflush"), Some(0xf0002));
-        assert_eq!(a.name(0xf0007), None);
+        // The kernel side gives these the last indexes.
+        let private = |n: u32| a.name(ARM_PRIVATE_INDEX + n);
+        assert_eq!(private(1), Some("breakpoint"));
+        assert_eq!(private(2), Some("cacheflush"));
+        assert_eq!(private(3), Some("usr26"));
+        assert_eq!(private(4), Some("usr32"));
+        assert_eq!(private(5), Some("set_tls"));
+        assert_eq!(private(6), Some("get_tls"));
+        assert_eq!(private(7), None);
+        assert_eq!(a.compat_number("cacheflush"), Some(ARM_PRIVATE_INDEX + 2));
+        // A native task's number that high is no call: not taken for an arm one.
+        assert_eq!(a.name(0xf0002), None);
         assert_eq!(a.name(COMPAT_BASE + 0xf0002), None);
+        // The arm table ends well below the private calls' indexes.
+        assert!((ARM_PRIVATE_INDEX - COMPAT_BASE..1024).all(|nr| a.compat.name(nr).is_none()));
         // Not native calls.
         assert_eq!(a.number("cacheflush"), None);
         // x86 has no such calls.
-        assert_eq!(X86_64.name(0xf0005), None);
+        assert_eq!(X86_64.name(ARM_PRIVATE_INDEX + 5), None);
     }
 
     #[test]

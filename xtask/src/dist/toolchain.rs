@@ -144,6 +144,23 @@ pub fn build_tests(cross: &Cross, root: &Path, target: &str, package: &str) -> R
     )
 }
 
+/// A static C program for `zig_target` (zig's triple: `arm-linux-musleabihf`), built
+/// with zig's own clang and musl: the program a guest of another architecture runs
+/// where it has no compiler for it.
+pub fn build_c(cross: &Cross, source: &Path, zig_target: &str, out: &Path) -> Result<PathBuf> {
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    capture(
+        &format!("build {} for {zig_target}", source.display()),
+        Command::new(&cross.zig)
+            .args(["cc", "-target", zig_target, "-static", "-O1", "-o"])
+            .arg(out)
+            .arg(source),
+    )?;
+    Ok(out.to_path_buf())
+}
+
 /// `file`'s word on `bin`: refused unless it is a static executable for `arch_word`
 /// (what `file` calls the architecture: `x86-64`, `ARM aarch64`).
 pub fn check_static(bin: &Path, arch_word: &str) -> Result<String> {

@@ -28,6 +28,9 @@ pub struct Arch {
     /// The serial console the kernel writes to.
     pub console: &'static str,
     pub root: Root,
+    /// zig's target for a 32-bit (compat) program the guest runs, built from
+    /// tests/programs/<name>.c, when the guest has no compiler for one.
+    pub compat_program: Option<(&'static str, &'static str)>,
 }
 
 pub const X86_64: Arch = Arch {
@@ -39,6 +42,7 @@ pub const X86_64: Arch = Arch {
     machine: &["-cpu", "max"],
     console: "ttyS0",
     root: Root::Host,
+    compat_program: None,
 };
 
 /// arm64 under full emulation: `-cpu max` without pointer authentication, whose
@@ -52,4 +56,5 @@ pub const ARM64: Arch = Arch {
     machine: &["-M", "virt", "-cpu", "max,pauth=off"],
     console: "ttyAMA0",
     root: Root::Debian,
+    compat_program: Some(("arm32", "arm-linux-musleabihf")),
 };

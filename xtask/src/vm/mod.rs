@@ -158,6 +158,10 @@ pub struct Binaries {
     /// How many tests the filter names exactly (the arm64 subset): fewer run is a
     /// failure, so that a renamed test cannot drop out of the subset unseen.
     pub expected: Option<usize>,
+    /// The 32-bit program the 32-bit decoding test runs, built on the host for a guest
+    /// that cannot build one (its `Arch::compat_program`); the test finds it through
+    /// `RTRACE_COMPAT_PROGRAM`.
+    pub compat_program: Option<PathBuf>,
 }
 
 /// Until the guest has booted and mounted the host's root (about 4 s under TCG here).
@@ -229,13 +233,22 @@ fn share(root: &Path, cache: &Path, bins: &Binaries) -> Result<Shared> {
             let inside = Path::new("/opt/rtrace");
             copy(&fs_root.join("opt/rtrace"))?;
             let rtrace = inside.join("rtrace");
+            let mut env = base_env(
+                "/root".into(),
+                "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into(),
+                &rtrace,
+            );
+            if let Some(program) = &bins.compat_program {
+                let name = "compat-program";
+                let to = fs_root.join("opt/rtrace").join(name);
+                let _ = fs::remove_file(&to);
+                fs::copy(program, &to).with_context(|| format!("copy {}", program.display()))?;
+                let guest = inside.join(name).display().to_string();
+                env.push(("RTRACE_COMPAT_PROGRAM".to_string(), guest));
+            }
             Ok(Shared {
                 root: fs_root,
-                env: base_env(
-                    "/root".into(),
-                    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into(),
-                    &rtrace,
-                ),
+                env,
                 tests: inside.join("root-tests"),
                 workdir: inside.into(),
             })
