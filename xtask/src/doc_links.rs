@@ -175,3 +175,40 @@ fn the_readme_stays_short_and_keeps_the_two_commands() {
         "README does not show .ci/run's test command `{test_command}`"
     );
 }
+
+#[test]
+fn the_pages_shipped_with_the_binary_hold_every_page_they_link_to() {
+    let root = workspace_root();
+    let shipped = crate::dist::shipped_pages(&root).expect("the pages list");
+    let mut missing = Vec::new();
+    for page in &shipped {
+        let text = fs::read_to_string(root.join(page)).expect("page reads");
+        let dir = Path::new(page).parent().expect("a page has a directory");
+        for target in link_targets(&text) {
+            let file = target.split('#').next().unwrap_or_default();
+            if file.is_empty() || target.contains("://") || !file.ends_with(".md") {
+                continue;
+            }
+            let linked = normalise(&dir.join(file));
+            if !shipped.iter().any(|s| Path::new(s) == linked) {
+                missing.push(format!("{page} links to {}", linked.display()));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "not shipped:\n{}", missing.join("\n"));
+}
+
+/// `docs/../README.md` as `README.md`: a relative path with its `..` steps taken.
+fn normalise(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
