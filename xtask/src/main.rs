@@ -4,6 +4,8 @@ mod bench;
 mod benchmarks_md;
 mod container;
 mod dist;
+#[cfg(test)]
+mod doc_links;
 mod docs;
 mod fidelity;
 mod fuzz;

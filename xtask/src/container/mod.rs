@@ -8,7 +8,7 @@
 //!   `--pid=host`;
 //! - runc, the OCI runtime under Docker, containerd and podman, with only CAP_BPF and
 //!   CAP_PERFMON and the host's tracefs bound read-only: what a newer Docker, a
-//!   Kubernetes pod or podman asks runc for with the README's flags;
+//!   Kubernetes pod or podman asks runc for with docs/containers.md's flags;
 //! - the refusals: Docker's default capabilities, and runc's two without tracefs;
 //! - what `cargo xtask dist` made: its image (`docker load`, then rtrace as the entry
 //!   point), the busybox-only root above (the static binary, no library), and a Debian
@@ -117,7 +117,7 @@ fn static_x86(dist: &Artefacts) -> Result<&Path> {
 }
 
 /// `docker load` of dist's image archive, then rtrace as its entry point: with the
-/// least privilege the README gives, it traces a program bound in from the host.
+/// least privilege the README (and docs/containers.md) gives, it traces a program bound in from the host.
 fn image_checks(dist: &Artefacts, busybox: &Path) -> Result<Vec<String>> {
     let archive = dist.image.as_deref().context("dist made no image")?;
     let tag = crate::dist::image_tag();

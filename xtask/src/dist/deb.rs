@@ -92,12 +92,9 @@ pub fn build(
         copyright.as_bytes(),
         0o644,
     )?;
-    bytes += put(
-        &root,
-        &format!("{DOC}/README.md"),
-        &fs::read(&docs.readme)?,
-        0o644,
-    )?;
+    for (page, text) in docs.pages()? {
+        bytes += put(&root, &format!("{DOC}/{page}"), &text, 0o644)?;
+    }
     put(
         &root,
         "DEBIAN/control",

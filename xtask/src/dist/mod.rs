@@ -54,15 +54,51 @@ pub const LICENCES: [(&str, &str); 2] = [
     ("Apache-2.0", include_str!("../../../LICENSE-APACHE")),
 ];
 
-/// The man page and completions (`cargo xtask docs`'s), and the README.
+/// The man page and completions (`cargo xtask docs`'s), and the Markdown pages.
 pub struct Docs {
     dir: PathBuf,
-    readme: PathBuf,
+    root: PathBuf,
+    pages: Vec<String>,
+}
+
+/// The Markdown pages shipped beside the binary, as paths below the workspace kept as
+/// they are, so the README's links to `docs/…`, CONTRIBUTING.md and the rest resolve in
+/// the tarball and in /usr/share/doc/rtrace too.
+pub fn shipped_pages(root: &Path) -> Result<Vec<String>> {
+    let mut pages: Vec<String> = [
+        "README.md",
+        "ARCHITECTURE.md",
+        "BENCHMARKS.md",
+        "CONTRIBUTING.md",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut docs = Vec::new();
+    for entry in fs::read_dir(root.join("docs")).context("reading docs/")? {
+        let name = entry?.file_name().to_string_lossy().into_owned();
+        if name.ends_with(".md") {
+            docs.push(format!("docs/{name}"));
+        }
+    }
+    docs.sort();
+    pages.extend(docs);
+    Ok(pages)
 }
 
 impl Docs {
     fn completion(&self, file: &str) -> PathBuf {
         self.dir.join("completions").join(file)
+    }
+
+    /// Each shipped page: its path below the package's doc directory, and its bytes.
+    fn pages(&self) -> Result<Vec<(&str, Vec<u8>)>> {
+        self.pages
+            .iter()
+            .map(|p| {
+                let bytes = fs::read(self.root.join(p)).with_context(|| format!("reading {p}"))?;
+                Ok((p.as_str(), bytes))
+            })
+            .collect()
     }
 
     fn man(&self) -> PathBuf {
@@ -132,7 +168,8 @@ pub fn dist(arches: &[&'static Arch], image: bool) -> Result<Artefacts> {
     fs::create_dir_all(&stage)?;
     let docs = Docs {
         dir: stage.join("docs"),
-        readme: root.join("README.md"),
+        pages: shipped_pages(&root)?,
+        root: root.clone(),
     };
     crate::docs::generate(&docs.dir)?;
     let mut builds = Vec::new();
@@ -169,4 +206,63 @@ pub fn dist(arches: &[&'static Arch], image: bool) -> Result<Artefacts> {
         println!("  {:>10}  {}", size, f.display());
     }
     Ok(Artefacts { builds, image })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The tarball and the .deb hold the README and every page it links to, at the same
+    /// relative paths, so its links work where it is installed. A stand-in binary, man
+    /// page and completions: only the layout is checked here (`cargo xtask test
+    /// --container` installs the real ones).
+    #[test]
+    fn the_tarball_and_the_deb_ship_the_readme_with_its_pages() {
+        let root = workspace_root();
+        let scratch = std::env::temp_dir().join(format!("xtask-dist-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&scratch);
+        let docs = Docs {
+            dir: scratch.join("docs"),
+            root: root.clone(),
+            pages: shipped_pages(&root).unwrap(),
+        };
+        fs::create_dir_all(docs.dir.join("completions")).unwrap();
+        fs::create_dir_all(docs.dir.join("man")).unwrap();
+        fs::write(docs.man(), ".TH RTRACE 1\n").unwrap();
+        for f in ["rtrace.bash", "_rtrace", "rtrace.fish"] {
+            fs::write(docs.completion(f), "# completion\n").unwrap();
+        }
+        let bin = scratch.join("rtrace");
+        fs::write(&bin, "#!/bin/sh\n").unwrap();
+        let arch = &ARCHES[0];
+        let listing = |cmd: &mut Command| {
+            let out = cmd.output().unwrap();
+            assert!(out.status.success(), "{cmd:?}: {out:?}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let tarball = tarball::build(arch, &bin, &docs, &scratch, &scratch).unwrap();
+        let in_tar = listing(Command::new("tar").arg("tzf").arg(&tarball));
+        // dpkg-deb is Debian's (as `cargo xtask dist` needs); elsewhere only the tarball.
+        let has_dpkg = Command::new("dpkg-deb").arg("--version").output().is_ok();
+        let in_deb = if has_dpkg {
+            let deb = deb::build(arch, &bin, &docs, &scratch, &scratch).unwrap();
+            listing(Command::new("dpkg-deb").arg("-c").arg(&deb))
+        } else {
+            eprintln!("no dpkg-deb here: the .deb's layout is not checked");
+            String::new()
+        };
+        for page in ["README.md", "docs/options.md", "CONTRIBUTING.md"] {
+            assert!(
+                in_tar
+                    .lines()
+                    .any(|l| l.ends_with(&format!("-linux-musl/{page}"))),
+                "{page} not in the tarball:\n{in_tar}"
+            );
+            assert!(
+                !has_dpkg || in_deb.contains(&format!("./usr/share/doc/rtrace/{page}\n")),
+                "{page} not in the .deb:\n{in_deb}"
+            );
+        }
+        fs::remove_dir_all(&scratch).unwrap();
+    }
 }

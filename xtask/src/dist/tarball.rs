@@ -1,5 +1,6 @@
 //! The tarball: `rtrace-<version>-<arch>-linux-musl/` holding the static binary, the
-//! man page, the completions, the README and the licences (ripgrep's layout).
+//! man page, the completions, the README with the pages it links to (`docs/`…) and the
+//! licences (ripgrep's layout).
 
 use std::{
     fs,
@@ -31,7 +32,11 @@ pub fn build(arch: &Arch, bin: &Path, docs: &Docs, stage: &Path, out: &Path) -> 
     for f in ["rtrace.bash", "_rtrace", "rtrace.fish"] {
         fs::copy(docs.completion(f), dir.join("complete").join(f))?;
     }
-    fs::copy(&docs.readme, dir.join("README.md"))?;
+    for (page, bytes) in docs.pages()? {
+        let to = dir.join(page);
+        fs::create_dir_all(to.parent().expect("a page's path has a directory"))?;
+        fs::write(to, bytes)?;
+    }
     for (name, text) in LICENCES {
         let file = if name == "MIT" {
             "LICENSE-MIT"

@@ -65,7 +65,7 @@ pub const TARGETS: [Target; 3] = [
 /// fork and exit, a leader's exit and a non-leader's exec, fd paths, the summary, page
 /// faults, call chains and tracepoint events. Its tests pass on arm64; the whole suite
 /// takes about 6 minutes under arm64 emulation on CI's two cores (the x86_64 kernels
-/// 8-10 each) and six of its tests still fail there (README, Limits); this takes 2.5.
+/// 8-10 each) and six of its tests still fail there (CONTRIBUTING.md, "Known failures on arm64"); this takes 2.5.
 pub const ARM64_SUBSET: [&str; 44] = [
     "command::traces_a_command_with_its_syscalls_and_nothing_of_rtrace",
     "command::children_of_the_command_are_followed",
