@@ -5,6 +5,11 @@
 //! first 8 bytes before a BPF program runs). User space decodes the fields from the
 //! tracefs format. Attach cookies need Linux 5.15; the program is loaded only when
 //! events are chosen.
+//!
+//! A syscall's entry event (`syscalls:sys_enter_openat`) has a program of its own,
+//! `tp_syscall_event`: it sends the call's arguments with what they point to, read as
+//! the syscall programs read them (a path, an address), so that the event is shown
+//! decoded as the call is (`filename: "/etc/hostname"`, not the pointer).
 
 use aya_ebpf::{
     EbpfContext,
@@ -20,6 +25,8 @@ use trace_common::{
     maps::{COUNTER_DROPPED, TRACE_ARM_ON_EXEC},
     record::{EVENT_BYTES, KIND_EVENT, REC_HAS_ENTRY, SyscallRecord},
 };
+
+use crate::augment;
 
 use crate::{
     maps::{EVENTS, bump},
@@ -85,5 +92,60 @@ fn on_event(ctx: &TracePointContext, index: u32) -> Option<()> {
         }
     }
     slot.submit(crate::syscalls::wakeup_flag());
+    Some(())
+}
+
+/// `syscalls:sys_enter_<call>`: its record holds `int __syscall_nr` at 8 and the
+/// arguments from 16, 8 bytes each (tracefs). Sent as a syscall's entry is, with the
+/// event's index for its number: the call's arguments, and the memory its plan reads
+/// (the reader shows only what the call reads at entry; what it writes is not there
+/// yet). Only native tasks' calls have these events.
+#[tracepoint]
+pub fn tp_syscall_event(ctx: TracePointContext) -> u32 {
+    // SAFETY: as in tp_event.
+    let index = unsafe { bpf_get_attach_cookie(ctx.as_ptr()) } as u32;
+    let _ = on_syscall_event(&ctx, index);
+    0
+}
+
+#[inline(always)]
+fn on_syscall_event(ctx: &TracePointContext, index: u32) -> Option<()> {
+    let ids = current_ids()?;
+    let flags = target_flags(&ids)?;
+    if flags & TRACE_ARM_ON_EXEC != 0 {
+        return None;
+    }
+    // SAFETY: offsets of the syscall events' records (tracefs), read with a probe read.
+    let (nr, args) = unsafe {
+        (
+            ctx.read_at::<i32>(8).ok()?,
+            ctx.read_at::<[u64; 6]>(16).ok()?,
+        )
+    };
+    // SAFETY: the helper has no preconditions.
+    let now = unsafe { bpf_ktime_get_ns() };
+    if crate::stacks::wanted() != 0 {
+        crate::stacks::emit(ctx, &ids, true, now);
+    }
+    let mut rec = SyscallRecord {
+        kind: KIND_EVENT,
+        flags: REC_HAS_ENTRY,
+        nr: index,
+        tid: ids.tid,
+        pid: ids.pid,
+        enter_ns: now,
+        exit_ns: 0,
+        args,
+        // No return yet: nothing sized by it is read.
+        ret: -1,
+        comm: bpf_get_current_comm().unwrap_or([0; 16]),
+        aug_len: [0; 2],
+        aug_arg: [AUG_NO_ARG; 2],
+        aug_cut: [0; 2],
+    };
+    match augment::plan(nr as u32) {
+        Some(plan) => crate::syscalls::output(augment::assemble(&mut rec, &plan, &args)?),
+        None => crate::syscalls::output_record(&rec),
+    }
     Some(())
 }

@@ -436,8 +436,19 @@ fn emit_exec_reads(regs: *const u8, ids: &Ids, nr: u32, now: u64, kernel_tid: u3
     }
 }
 
+/// A record alone (no memory read).
 #[inline(always)]
-fn output(bytes: &[u8]) {
+pub(crate) fn output_record(rec: &SyscallRecord) {
+    let Some(mut slot) = EVENTS.reserve::<SyscallRecord>(0) else {
+        bump(COUNTER_DROPPED);
+        return;
+    };
+    slot.write(*rec);
+    slot.submit(wakeup_flag());
+}
+
+#[inline(always)]
+pub(crate) fn output(bytes: &[u8]) {
     if EVENTS.output::<[u8]>(bytes, wakeup_flag()).is_err() {
         bump(COUNTER_DROPPED);
     }

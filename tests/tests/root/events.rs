@@ -244,3 +244,60 @@ fn a_commands_events_start_with_its_exec() {
         "no event of the held child before its exec{r}"
     );
 }
+
+/// A syscall's entry event is shown decoded as the call's entry is (perf's
+/// augmented `syscalls:sys_enter_*`): the path, not its pointer; the flags by name.
+/// Its exit event keeps its raw fields; `--filter` still reads the raw ones.
+#[test]
+fn syscall_entry_events_are_decoded_as_their_call() {
+    if !bpf_ready("syscall_entry_events_are_decoded_as_their_call") {
+        return;
+    }
+    let traced = |args: &[&str]| {
+        let r = run(
+            rtrace()
+                .args(args)
+                .args(["--", "/bin/cat", "/etc/hostname"]),
+            LIMIT,
+        );
+        assert_eq!(r.code(), Some(0), "{r}");
+        r
+    };
+    let r = traced(&["-e", "syscalls:sys_enter_openat,syscalls:sys_exit_openat"]);
+    let enters = event_lines(&r.stderr, "syscalls:sys_enter_openat");
+    // Before: `dfd: 4294967196, filename: 0x7f…, flags: 524288`.
+    assert!(
+        enters
+            .iter()
+            .any(|l| l
+                .ends_with(" syscalls:sys_enter_openat(dfd: CWD, filename: \"/etc/hostname\")")),
+        "{r}"
+    );
+    assert!(
+        enters.iter().any(|l| l.contains("flags: RDONLY|CLOEXEC")),
+        "{r}"
+    );
+    assert!(enters.iter().all(|l| !l.contains("__syscall_nr")), "{r}");
+    let exits = event_lines(&r.stderr, "syscalls:sys_exit_openat");
+    assert_eq!(exits.len(), enters.len(), "{r}");
+    assert!(exits.iter().all(|l| l.contains("(__syscall_nr: ")), "{r}");
+    // The filter is on the event's own fields: open(2)'s plain O_RDONLY only.
+    let r = traced(&["-e", "syscalls:sys_enter_openat", "--filter", "flags == 0"]);
+    let enters = event_lines(&r.stderr, "syscalls:sys_enter_openat");
+    assert!(!enters.is_empty(), "{r}");
+    assert!(enters.iter().all(|l| !l.contains("flags:")), "{r}");
+    assert!(
+        enters
+            .iter()
+            .any(|l| l.contains("filename: \"/etc/hostname\"")),
+        "{r}"
+    );
+    // Beside the call itself, and in a summary's run (which reads no call's records).
+    let r = traced(&["-s", "-e", "syscalls:sys_enter_openat"]);
+    assert!(
+        event_lines(&r.stderr, "syscalls:sys_enter_openat")
+            .iter()
+            .any(|l| l.contains("filename: \"/etc/hostname\"")),
+        "{r}"
+    );
+}

@@ -42,6 +42,31 @@ pub struct TpEvent {
     pub id: u16,
     pub fields: Vec<Field>,
     pub filter: Option<Filter>,
+    /// For `syscalls:sys_enter_<call>`, the call's native number: the kernel side sends
+    /// the event as the call's entry, with what its arguments point to, and it is shown
+    /// decoded as the call is ([`syscall_entry_of`]).
+    pub syscall: Option<u32>,
+}
+
+/// The native syscall whose entry the event `category:name` is, if it is one.
+pub fn syscall_entry_of(category: &str, name: &str) -> Option<u32> {
+    let event = name
+        .strip_prefix("sys_enter_")
+        .filter(|_| category == "syscalls")?;
+    let call = crate::decode::syscall_table::table_name_of_event(event).unwrap_or(event);
+    crate::decode::syscall_table::number(call)
+}
+
+/// A syscall entry event's record as tracefs lays it out (`int __syscall_nr` at 8, the
+/// arguments from 16), rebuilt from what the kernel side sent: for `--filter` on its
+/// fields, and the formats that show an event's raw fields.
+pub fn syscall_entry_record(nr: u32, args: &[u64; 6]) -> [u8; 64] {
+    let mut data = [0u8; 64];
+    data[8..12].copy_from_slice(&nr.to_ne_bytes());
+    for (i, a) in args.iter().enumerate() {
+        data[16 + 8 * i..24 + 8 * i].copy_from_slice(&a.to_ne_bytes());
+    }
+    data
 }
 
 /// ` (did you mean sched:sched_switch?)`, or nothing.
@@ -129,6 +154,7 @@ pub fn resolve(
                 id,
                 fields,
                 filter,
+                syscall: syscall_entry_of(cat, name),
             });
         }
     }

@@ -111,9 +111,9 @@ pub struct Settings {
     /// `--envp`: send the environment a successful execve's program received.
     pub exec_envp: bool,
     pub hooks: SyscallHooks,
-    /// Tracepoint events chosen with `-e cat:name`, by tracefs id: `tp_event` is
-    /// loaded for them.
-    pub events: Vec<u64>,
+    /// Tracepoint events chosen with `-e cat:name`: `tp_event` is loaded for them, and
+    /// `tp_syscall_event` for syscalls' entry events.
+    pub events: Vec<EventHook>,
     /// `-G`: only tasks of this cgroup and below.
     pub cgroup: Option<super::cgroup::CgroupTarget>,
     /// `-F`: the page faults traced, minor and major.
@@ -210,31 +210,55 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
             .load()
             .map_err(|source| LoadError::Attach { name, source })?;
     }
-    if !s.events.is_empty() {
-        program::<TracePoint>(&mut bpf, EVENT_PROGRAM)?
-            .load()
-            .map_err(LoadError::EventsNeedCookies)?;
+    for name in [EVENT_PROGRAM, SYSCALL_EVENT_PROGRAM] {
+        if s.events.iter().any(|e| e.program() == name) {
+            program::<TracePoint>(&mut bpf, name)?
+                .load()
+                .map_err(LoadError::EventsNeedCookies)?;
+        }
     }
     Ok(bpf)
 }
 
-/// The program of every tracepoint event (`-e cat:name`).
+/// The program of every tracepoint event (`-e cat:name`)…
 const EVENT_PROGRAM: &str = "tp_event";
+/// …but a syscall's entry event (`syscalls:sys_enter_openat`), sent as the call's entry.
+const SYSCALL_EVENT_PROGRAM: &str = "tp_syscall_event";
 
-/// The tracepoint events of `-e cat:name` (their tracefs ids), each with its index as
-/// the program's cookie; their links join `links`, to be released with the others.
-pub fn attach_events(bpf: &mut Ebpf, ids: &[u64], links: &mut EventLinks) -> Result<(), LoadError> {
-    use std::os::fd::AsFd;
-    if ids.is_empty() {
-        return Ok(());
+/// One tracepoint event to attach to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventHook {
+    /// Its tracefs id.
+    pub id: u64,
+    /// The native call whose entry it is (`syscalls:sys_enter_<call>`), if it is one.
+    pub syscall: Option<u32>,
+}
+
+impl EventHook {
+    fn program(&self) -> &'static str {
+        if self.syscall.is_some() {
+            SYSCALL_EVENT_PROGRAM
+        } else {
+            EVENT_PROGRAM
+        }
     }
-    let prog: &mut TracePoint = program(bpf, EVENT_PROGRAM)?;
-    let fd = prog.fd().map_err(|source| LoadError::Attach {
-        name: EVENT_PROGRAM,
-        source,
-    })?;
-    for (index, &id) in ids.iter().enumerate() {
-        let link = super::cookie_link::attach(fd.as_fd(), id, index as u64)
+}
+
+/// The tracepoint events of `-e cat:name`, each with its index as the program's
+/// cookie; their links join `links`, to be released with the others.
+pub fn attach_events(
+    bpf: &mut Ebpf,
+    events: &[EventHook],
+    links: &mut EventLinks,
+) -> Result<(), LoadError> {
+    use std::os::fd::AsFd;
+    for (index, event) in events.iter().enumerate() {
+        let name = event.program();
+        let prog: &mut TracePoint = program(bpf, name)?;
+        let fd = prog
+            .fd()
+            .map_err(|source| LoadError::Attach { name, source })?;
+        let link = super::cookie_link::attach(fd.as_fd(), event.id, index as u64)
             .map_err(|source| LoadError::AttachEvent { source })?;
         links.1.push(link);
     }
@@ -416,6 +440,7 @@ pub fn detach_syscalls(bpf: &mut Ebpf, links: &mut EventLinks) {
         "sys_enter_event",
         "sys_exit_event",
         EVENT_PROGRAM,
+        SYSCALL_EVENT_PROGRAM,
         FAULT_PROGRAMS[0],
         FAULT_PROGRAMS[1],
     ] {

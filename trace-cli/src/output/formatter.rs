@@ -44,6 +44,18 @@ pub trait Formatter {
         data: &[u8],
         names_pids: bool,
     );
+    /// A syscall's entry event (`syscalls:sys_enter_openat`), with the call it enters:
+    /// shown decoded as the call's entry is. `data`: the event's record as tracefs lays
+    /// it out, for a format that shows events' raw fields (the default).
+    fn syscall_event(
+        &mut self,
+        out: &mut Vec<u8>,
+        ev: &TpEvent,
+        call: &CallLine<'_, '_, '_>,
+        data: &[u8],
+    ) {
+        self.event(out, call.rec, ev, data, false);
+    }
     /// A page fault, its code and the memory it touched named.
     fn fault(&mut self, out: &mut Vec<u8>, rec: &SyscallRecord, code: &Location, memory: &Location);
     /// Adds the call chain of the line just written (`--call-graph`).
@@ -91,6 +103,19 @@ impl Formatter for Text {
         let syscalls = self.syscalls;
         self.line
             .event_line(&mut self.buf, rec, ev, data, syscalls, names_pids);
+        self.append(out);
+    }
+
+    fn syscall_event(
+        &mut self,
+        out: &mut Vec<u8>,
+        ev: &TpEvent,
+        call: &CallLine<'_, '_, '_>,
+        _data: &[u8],
+    ) {
+        let syscalls = self.syscalls;
+        self.line
+            .syscall_event_line(&mut self.buf, ev, call, syscalls);
         self.append(out);
     }
 

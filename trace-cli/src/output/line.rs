@@ -72,6 +72,38 @@ impl LineFormatter {
         duration_column: bool,
         names_pids: bool,
     ) {
+        self.event_head(out, rec, event, duration_column);
+        let comms = &self.comms;
+        let comm_of = |pid: i128| {
+            let pid = u32::try_from(pid).ok().filter(|_| names_pids)?;
+            comms.get(&pid).map(comm_bytes)
+        };
+        crate::events::print::fields(out, &event.fields, data, self.opts.show_zeros, &comm_of);
+        out.push_str(")\n");
+    }
+
+    /// The line of a syscall's entry event (`syscalls:sys_enter_openat(dfd: CWD, …)`):
+    /// the event's head, and the arguments as the call's entry shows them.
+    pub fn syscall_event_line<'m, 'p>(
+        &mut self,
+        out: &mut String,
+        event: &crate::events::TpEvent,
+        call: &crate::output::formatter::CallLine<'_, 'm, 'p>,
+        duration_column: bool,
+    ) {
+        self.event_head(out, call.rec, event, duration_column);
+        self.args(out, call.rec, call.info, call.mem, call.fd_path);
+        out.push_str(")\n");
+    }
+
+    /// `time (blank duration): comm/tid cat:name(`.
+    fn event_head(
+        &mut self,
+        out: &mut String,
+        rec: &SyscallRecord,
+        event: &crate::events::TpEvent,
+        duration_column: bool,
+    ) {
         self.comms.insert(rec.tid, rec.comm);
         if self.opts.show_timestamp {
             self.timestamp(out, rec);
@@ -84,13 +116,6 @@ impl LineFormatter {
         out.push(':');
         out.push_str(&event.name);
         out.push('(');
-        let comms = &self.comms;
-        let comm_of = |pid: i128| {
-            let pid = u32::try_from(pid).ok().filter(|_| names_pids)?;
-            comms.get(&pid).map(comm_bytes)
-        };
-        crate::events::print::fields(out, &event.fields, data, self.opts.show_zeros, &comm_of);
-        out.push_str(")\n");
     }
 
     /// A page fault (`-F`): `ts ( 0.000 ms): comm/tid minfault [code] => memory (MT)`,

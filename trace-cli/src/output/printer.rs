@@ -250,6 +250,9 @@ impl<'c, S: FormatSource> Printer<'c, S> {
         rec: &SyscallRecord,
         out: &mut impl Write,
     ) -> Result<(), OutputFailed> {
+        if let Some(nr) = self.events.get(rec.nr).and_then(|ev| ev.syscall) {
+            return self.syscall_event(item, rec, nr, out);
+        }
         let Some(Ok(raw)) = rec.augmented(item, 0) else {
             return Ok(());
         };
@@ -273,6 +276,52 @@ impl<'c, S: FormatSource> Printer<'c, S> {
         self.line.clear();
         self.format
             .event(&mut self.line, rec, ev, data, self.events.names_pids);
+        self.write_line(out)
+    }
+
+    /// A syscall's entry event (`syscalls:sys_enter_<call>`), sent as the call's entry
+    /// (its arguments, and the memory they point to): filtered on its tracefs fields,
+    /// shown decoded as call `nr`'s entry.
+    fn syscall_event(
+        &mut self,
+        item: &[u8],
+        rec: &SyscallRecord,
+        nr: u32,
+        out: &mut impl Write,
+    ) -> Result<(), OutputFailed> {
+        let data = crate::events::syscall_entry_record(nr, &rec.args);
+        let Some(ev) = self.events.get(rec.nr) else {
+            return Ok(());
+        };
+        let passes = ev
+            .filter
+            .as_ref()
+            .is_none_or(|f| f.matches(&ev.fields, &data));
+        if !passes || !self.show.event(rec) || !self.chain_for(rec, rec.enter_ns) {
+            return Ok(());
+        }
+        self.unfinished(None, out)?;
+        let Self {
+            catalog,
+            fds,
+            events,
+            format,
+            line,
+            ..
+        } = self;
+        let Some(ev) = events.get(rec.nr) else {
+            return Ok(());
+        };
+        let fd_path = |fd: i32| fds.path(rec.pid, fd);
+        let call = CallLine {
+            rec,
+            info: catalog.get(nr),
+            mem: &|i| rec.augmented(item, i),
+            fd_path: &fd_path,
+            continued: false,
+        };
+        line.clear();
+        format.syscall_event(line, ev, &call, &data);
         self.write_line(out)
     }
 

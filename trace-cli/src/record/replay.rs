@@ -60,6 +60,7 @@ fn events(
                 id: id.unwrap_or(0),
                 fields,
                 filter,
+                syscall: crate::events::syscall_entry_of(&e.category, &e.name),
             })
         })
         .collect()

@@ -157,7 +157,13 @@ fn settings(
             .as_deref()
             .map(crate::kernel::cgroup::resolve)
             .transpose()?,
-        events: tp_events.iter().map(|e| u64::from(e.id)).collect(),
+        events: tp_events
+            .iter()
+            .map(|e| crate::kernel::loader::EventHook {
+                id: u64::from(e.id),
+                syscall: e.syscall,
+            })
+            .collect(),
         faults: cfg.faults,
         call_graph: cfg.call_graph.map_or(0, |g| {
             use trace_common::record::{STACK_KERNEL_SYSCALLS, STACK_USER};

@@ -45,7 +45,7 @@ impl Probes {
     /// The fork/exit upkeep, and the tracepoint events between the exec and the exit
     /// programs (see `loader::attach_lifecycle`). Nothing is a target yet, so they send
     /// nothing until the maps are written.
-    pub fn attach_upkeep(&mut self, events: &[u64]) -> Result<(), LoadError> {
+    pub fn attach_upkeep(&mut self, events: &[loader::EventHook]) -> Result<(), LoadError> {
         loader::attach_lifecycle(&mut self.bpf, &["sched_process_exec"])?;
         loader::attach_events(&mut self.bpf, events, &mut self.links)?;
         loader::attach_lifecycle(&mut self.bpf, &["sched_process_fork", "sched_process_exit"])

@@ -29,16 +29,22 @@ pub(super) fn write(
         loader::write_cpus(&mut probes.bpf, cpus)?;
     }
     let mut catalog = Catalog::new(tracefs);
-    if settings.summary_flags & SUMMARY_RECORDS != 0 {
+    // The calls whose entry events are chosen: their plans are read with the events,
+    // whatever the syscalls' records (the syscall programs read a plan only where
+    // records are wanted).
+    let entry_events: Vec<u32> = settings.events.iter().filter_map(|e| e.syscall).collect();
+    let records = settings.summary_flags & SUMMARY_RECORDS != 0;
+    if records || !entry_events.is_empty() {
         // Only what can be recorded needs a plan: the selection, and execve, which
         // starts a held workload whatever -e says.
         match &cfg.selection {
+            _ if !records => catalog.preload(entry_events),
             Some(nrs) => {
                 let exec = classes
                     .iter()
                     .filter(|(_, c)| c & CLASS_EXEC != 0)
                     .map(|(i, _)| *i);
-                catalog.preload(nrs.iter().copied().chain(exec));
+                catalog.preload(nrs.iter().copied().chain(exec).chain(entry_events));
             }
             None => catalog.preload(0..syscall_table::MAX_NR),
         }
