@@ -182,8 +182,7 @@ fn cross_binaries(
     let (filter, expected) = if filter.is_empty() {
         println!(
             "xtask: on {} the root tests run a named subset of {} (the whole suite under \
-             emulation would take about 4 more minutes of CI, and six of its tests still \
-             fail on arm64):",
+             emulation would take about 5 more minutes of CI):",
             arch.name,
             vm::ARM64_SUBSET.len()
         );
