@@ -303,7 +303,7 @@ impl LineFormatter {
         }
     }
 
-    fn ret<'p>(
+    pub(crate) fn ret<'p>(
         &mut self,
         out: &mut String,
         rec: &SyscallRecord,
