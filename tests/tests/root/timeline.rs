@@ -287,3 +287,90 @@ fn an_unwritable_timeline_stops_before_tracing() {
     );
     assert!(!marker.exists(), "the command ran{r}");
 }
+
+/// Opt-in: a real viewer in a real headless browser opens the timeline. Speedscope (npm
+/// `speedscope`, a static page that imports Chrome's Trace Event Format) is served
+/// from this machine, as ui.perfetto.dev may not be reachable from a test machine;
+/// chromium loads the timeline into it and the page must show one profile per thread.
+/// Run with `RTRACE_SPEEDSCOPE=…/node_modules/speedscope/dist/release` (and
+/// `RTRACE_CHROMIUM` if the browser is not `chromium`): `cargo test -p rtrace-tests
+/// -- --ignored --test-threads=1 a_browser_viewer`. The page's picture is left in
+/// `RTRACE_TIMELINE_SHOT` when that names a file.
+#[test]
+#[ignore = "needs chromium and speedscope's release directory in RTRACE_SPEEDSCOPE"]
+fn a_browser_viewer_opens_the_timeline() {
+    if !bpf_ready("a_browser_viewer_opens_the_timeline") {
+        return;
+    }
+    let viewer = std::env::var_os("RTRACE_SPEEDSCOPE")
+        .expect("RTRACE_SPEEDSCOPE names speedscope's dist/release directory");
+    let browser = std::env::var_os("RTRACE_CHROMIUM").unwrap_or_else(|| "chromium".into());
+    let dir = scratch_dir("timeline-view");
+    let (r, bin) = compile_c(&dir, "sleeper", SLEEPER, &["-O2", "-pthread"]);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let r = run(
+        rtrace()
+            .arg("--timeline")
+            .arg(dir.join("t.json"))
+            .arg("--")
+            .arg(&bin),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    std::os::unix::fs::symlink(&viewer, dir.join("viewer")).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+        .to_string();
+    let _server = rtrace_tests::Bg::spawn(
+        "python3",
+        &[
+            "-m",
+            "http.server",
+            &port,
+            "--bind",
+            "127.0.0.1",
+            "--directory",
+            dir.to_str().unwrap(),
+        ],
+    );
+    let up = rtrace_tests::wait_for(Duration::from_secs(20), || {
+        std::net::TcpStream::connect(format!("127.0.0.1:{port}")).is_ok()
+    });
+    assert!(up, "the page's server did not start");
+    let url = format!(
+        "http://127.0.0.1:{port}/viewer/index.html#profileURL=http://127.0.0.1:{port}/t.json&title=rtrace"
+    );
+    let browse = |extra: &str| {
+        run(
+            std::process::Command::new(&browser).args([
+                "--headless",
+                "--no-sandbox",
+                "--use-angle=swiftshader",
+                "--enable-unsafe-swiftshader",
+                "--enable-logging=stderr",
+                "--timeout=8000",
+                "--window-size=1400,700",
+                extra,
+                &url,
+            ]),
+            LIMIT,
+        )
+    };
+    let page = browse("--dump-dom");
+    assert!(
+        page.stderr
+            .contains("Importing as Trace Event Format profile"),
+        "the viewer did not take the file as a Trace Event one{page}"
+    );
+    // Two threads, two profiles: the title says which of them is shown.
+    assert!(page.stdout.contains("(1/2)"), "{page}");
+    assert!(!page.stdout.contains("Something went wrong"), "{page}");
+    if let Some(shot) = std::env::var_os("RTRACE_TIMELINE_SHOT") {
+        let arg = format!("--screenshot={}", Path::new(&shot).display());
+        let r = browse(&arg);
+        assert!(Path::new(&shot).exists(), "{r}");
+    }
+}
