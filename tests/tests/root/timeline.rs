@@ -343,23 +343,24 @@ fn a_browser_viewer_opens_the_timeline() {
     let url = format!(
         "http://127.0.0.1:{port}/viewer/index.html#profileURL=http://127.0.0.1:{port}/t.json&title=rtrace"
     );
-    let browse = |extra: &str| {
+    let browse = |extra: &[&str]| {
         run(
-            std::process::Command::new(&browser).args([
-                "--headless",
-                "--no-sandbox",
-                "--use-angle=swiftshader",
-                "--enable-unsafe-swiftshader",
-                "--enable-logging=stderr",
-                "--timeout=8000",
-                "--window-size=1400,700",
-                extra,
-                &url,
-            ]),
+            std::process::Command::new(&browser)
+                .args([
+                    "--headless",
+                    "--no-sandbox",
+                    "--use-angle=swiftshader",
+                    "--enable-unsafe-swiftshader",
+                    "--enable-logging=stderr",
+                    "--timeout=8000",
+                    "--window-size=1400,700",
+                ])
+                .args(extra)
+                .arg(&url),
             LIMIT,
         )
     };
-    let page = browse("--dump-dom");
+    let page = browse(&["--dump-dom"]);
     assert!(
         page.stderr
             .contains("Importing as Trace Event Format profile"),
@@ -370,7 +371,8 @@ fn a_browser_viewer_opens_the_timeline() {
     assert!(!page.stdout.contains("Something went wrong"), "{page}");
     if let Some(shot) = std::env::var_os("RTRACE_TIMELINE_SHOT") {
         let arg = format!("--screenshot={}", Path::new(&shot).display());
-        let r = browse(&arg);
+        // Virtual time lets the page fetch and draw the file before the picture.
+        let r = browse(&["--virtual-time-budget=3000", &arg]);
         assert!(Path::new(&shot).exists(), "{r}");
     }
 }
