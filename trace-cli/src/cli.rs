@@ -228,7 +228,7 @@ pub struct Args {
     pub output: Option<PathBuf>,
 
     /// Also write a timeline to FILE: Chrome's Trace Event JSON, one track per thread
-    /// and a slice per call, that ui.perfetto.dev and chrome://tracing open (beside the
+    /// and a slice per call, that ui.perfetto.dev and chrome://tracing read (beside the
     /// lines, or -s).
     #[arg(long = "timeline", help_heading = "Output", value_name = "FILE")]
     pub timeline: Option<PathBuf>,

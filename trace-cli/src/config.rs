@@ -602,9 +602,6 @@ fn timeline(args: &Args) -> Result<Option<PathBuf>, ConfigError> {
     let Some(path) = &args.timeline else {
         return Ok(None);
     };
-    if path.as_os_str().is_empty() {
-        return Err(ConfigError::Timeline("needs a file name"));
-    }
     if path.as_os_str() == crate::output::STDOUT && !args.command.is_empty() {
         return Err(ConfigError::Timeline(
             "- would mix the timeline with the command's own output: give it a file",
@@ -985,6 +982,48 @@ mod tests {
     fn filter_pids_accept_dead_numbers_and_always_hold_self() {
         let c = resolve(args(&["--filter-pids", "99999,5"]), live).unwrap();
         assert_eq!(c.filter_pids, vec![99999, 5, std::process::id()]);
+    }
+
+    #[test]
+    fn timeline_a_file_of_its_own() {
+        let tl = |a: &[&str]| resolve(args(a), live).map(|c| c.timeline);
+        assert_eq!(
+            tl(&["--timeline", "t.json", "--", "true"]),
+            Ok(Some(PathBuf::from("t.json")))
+        );
+        assert_eq!(tl(&["--", "true"]), Ok(None));
+        assert!(matches!(
+            tl(&["--timeline", "t.json", "-o", "t.json", "--", "true"]),
+            Err(ConfigError::Timeline(_))
+        ));
+        assert!(matches!(
+            tl(&["--timeline", "-", "--", "true"]),
+            Err(ConfigError::Timeline(_))
+        ));
+        // No command (a replay, -p): `-` is stdout, the lines stay on stderr.
+        assert_eq!(
+            resolve(args(&["-i", "rec", "--timeline", "-"]), live).map(|c| c.timeline),
+            Ok(Some(PathBuf::from("-")))
+        );
+        let recorded = resolve(args(&["--timeline", "t.json", "--", "true"]), live).unwrap();
+        assert!(matches!(
+            for_record(recorded, true),
+            Err(ConfigError::Record(_))
+        ));
+    }
+
+    #[test]
+    fn time_percent_alone_implies_the_summary() {
+        let s = resolve(args(&["--time-percent", "--", "true"]), live)
+            .unwrap()
+            .summary
+            .unwrap();
+        assert!(s.only && s.time_percent);
+        let s = resolve(args(&["-S", "--time-percent", "--", "true"]), live)
+            .unwrap()
+            .summary
+            .unwrap();
+        assert!(!s.only && s.time_percent);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! `--timeline FILE`: the trace as Chrome's Trace Event Format, which ui.perfetto.dev
-//! and chrome://tracing open. The JSON array form, one event a line: a complete event
+//! and chrome://tracing read. The JSON array form, one event a line: a complete event
 //! ("X") per call on its thread's track, an instant ("i") per page fault and tracepoint
 //! event, and metadata ("M") naming each process and thread as it first shows up (and
 //! again when an exec renames it). Times are microseconds with three decimals (exact
