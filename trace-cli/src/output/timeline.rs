@@ -157,8 +157,15 @@ impl TimelineFormatter {
         } else {
             &["thread_name"]
         };
-        // A name as it is (lossy only where it is not UTF-8): it labels a track.
-        let name = String::from_utf8_lossy(comm_bytes(&rec.comm));
+        // A name as it is, to label a track; one that is not UTF-8 or holds control
+        // bytes as the lines escape it (JSON's `\u` escapes are more than some
+        // readers take: Perfetto's older JSON importer refuses them).
+        let comm = comm_bytes(&rec.comm);
+        self.text.clear();
+        match std::str::from_utf8(comm) {
+            Ok(name) if !name.chars().any(char::is_control) => self.text.push_str(name),
+            _ => escape::bare(&mut self.text, comm),
+        }
         for kind in kinds {
             self.next(out);
             let _ = write!(
@@ -166,7 +173,7 @@ impl TimelineFormatter {
                 "{{\"name\":\"{kind}\",\"ph\":\"M\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":",
                 rec.pid, rec.tid
             );
-            string(out, &name);
+            string(out, &self.text);
             out.extend_from_slice(b"}}");
         }
     }
@@ -711,8 +718,12 @@ mod tests {
                 &|_| None,
                 &|_| None,
             );
+            let tab = rec(2, 2, "tab\there", 1, Some(1));
+            t.call(out, &tab, &info, &|_| None, &|_| None);
         });
         assert_eq!(events[0]["args"]["name"], "a\"b\\c");
+        // No control byte reaches the file, so no `\u` escape does either.
+        assert_eq!(events[4]["args"]["name"], "tab\\there");
     }
 
     /// A writer that keeps what it was given, shared with the test.
