@@ -227,6 +227,12 @@ pub struct Args {
     )]
     pub output: Option<PathBuf>,
 
+    /// Also write a timeline to FILE: Chrome's Trace Event JSON, one track per thread
+    /// and a slice per call, that ui.perfetto.dev and chrome://tracing read (beside the
+    /// lines, or -s).
+    #[arg(long = "timeline", help_heading = "Output", value_name = "FILE")]
+    pub timeline: Option<PathBuf>,
+
     /// Print the kernel's monotonic time instead of the time since the first event.
     #[arg(
         short = 'T',
@@ -330,6 +336,17 @@ pub struct Args {
         hide = true
     )]
     pub no_errno_summary: bool,
+
+    /// Add strace -c's `% time` column: each syscall's share of its section's syscall
+    /// time (implies -s alone).
+    #[arg(
+        long = "time-percent",
+        help_heading = "Summary",
+        overrides_with = "no_time_percent"
+    )]
+    pub time_percent: bool,
+    #[arg(long = "no-time-percent", overrides_with = "time_percent", hide = true)]
+    pub no_time_percent: bool,
 
     /// Show at most N rows per summary table.
     #[arg(long = "max-summary", help_heading = "Summary", value_name = "N")]

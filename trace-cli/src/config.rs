@@ -44,6 +44,8 @@ pub enum ConfigError {
     BadCallGraph(String),
     #[error("rtrace record: {0}")]
     Record(&'static str),
+    #[error("--timeline {0}")]
+    Timeline(&'static str),
     #[error("invalid value {0} for --duration: expected milliseconds, 0 or more")]
     BadDuration(f64),
     #[error(transparent)]
@@ -157,6 +159,8 @@ pub struct Config {
     pub inherit: bool,
     pub filter_pids: Vec<u32>,
     pub output: Option<PathBuf>,
+    /// `--timeline FILE`: the trace also as Chrome Trace Event JSON.
+    pub timeline: Option<PathBuf>,
     pub line: LineOptions,
     pub failure_only: bool,
     /// `--json`: JSON Lines instead of perf's lines.
@@ -268,6 +272,8 @@ pub struct Summary {
     pub total: bool,
     pub errno: bool,
     pub max_rows: Option<usize>,
+    /// `--time-percent`: strace -c's `% time` column after perf's.
+    pub time_percent: bool,
 }
 
 pub const DEFAULT_RING_BYTES: u32 = 8 << 20;
@@ -425,6 +431,7 @@ pub fn resolve_with(
         timer,
         inherit: !(args.no_inherit || perf.no_inherit == Some(true)),
         filter_pids,
+        timeline: timeline(&args)?,
         output: args.output,
         line,
         failure_only: args.failure,
@@ -577,14 +584,35 @@ fn faults_and_call_graph(args: &Args) -> Result<(Faults, Option<CallGraph>), Con
 }
 
 /// `-s`, `-S`, `--errno-summary`, `--summary-mode`: perf's rule, --errno-summary alone
-/// implies -s; --summary-mode alone does not.
+/// implies -s; --summary-mode alone does not. --time-percent alone implies -s too.
 fn summary(args: &Args) -> Option<Summary> {
-    (args.summary || args.with_summary || args.errno_summary).then(|| Summary {
-        only: !args.with_summary,
-        total: args.summary_mode == Some(SummaryMode::Total),
-        errno: args.errno_summary,
-        max_rows: args.max_summary,
+    (args.summary || args.with_summary || args.errno_summary || args.time_percent).then(|| {
+        Summary {
+            only: !args.with_summary,
+            total: args.summary_mode == Some(SummaryMode::Total),
+            errno: args.errno_summary,
+            max_rows: args.max_summary,
+            time_percent: args.time_percent,
+        }
     })
+}
+
+/// `--timeline FILE`: refused where it would share a stream with the trace.
+fn timeline(args: &Args) -> Result<Option<PathBuf>, ConfigError> {
+    let Some(path) = &args.timeline else {
+        return Ok(None);
+    };
+    if path.as_os_str() == crate::output::STDOUT && !args.command.is_empty() {
+        return Err(ConfigError::Timeline(
+            "- would mix the timeline with the command's own output: give it a file",
+        ));
+    }
+    if args.output.as_ref() == Some(path) {
+        return Err(ConfigError::Timeline(
+            "and -o name the same file: give the timeline a file of its own",
+        ));
+    }
+    Ok(Some(path.clone()))
 }
 
 /// How each line looks: the flags, over perf's `[trace]` settings, over the defaults.
@@ -672,6 +700,11 @@ pub fn for_record(mut cfg: Config, record: bool) -> Result<Config, ConfigError> 
     if cfg.call_graph.is_some() {
         return Err(ConfigError::Record(
             "--call-graph cannot be recorded: a record keeps no memory maps to name the frames with",
+        ));
+    }
+    if cfg.timeline.is_some() {
+        return Err(ConfigError::Record(
+            "--timeline is for the replay: rtrace -i FILE --timeline OUT.json",
         ));
     }
     cfg.record = true;
@@ -949,6 +982,48 @@ mod tests {
     fn filter_pids_accept_dead_numbers_and_always_hold_self() {
         let c = resolve(args(&["--filter-pids", "99999,5"]), live).unwrap();
         assert_eq!(c.filter_pids, vec![99999, 5, std::process::id()]);
+    }
+
+    #[test]
+    fn timeline_a_file_of_its_own() {
+        let tl = |a: &[&str]| resolve(args(a), live).map(|c| c.timeline);
+        assert_eq!(
+            tl(&["--timeline", "t.json", "--", "true"]),
+            Ok(Some(PathBuf::from("t.json")))
+        );
+        assert_eq!(tl(&["--", "true"]), Ok(None));
+        assert!(matches!(
+            tl(&["--timeline", "t.json", "-o", "t.json", "--", "true"]),
+            Err(ConfigError::Timeline(_))
+        ));
+        assert!(matches!(
+            tl(&["--timeline", "-", "--", "true"]),
+            Err(ConfigError::Timeline(_))
+        ));
+        // No command (a replay, -p): `-` is stdout, the lines stay on stderr.
+        assert_eq!(
+            resolve(args(&["-i", "rec", "--timeline", "-"]), live).map(|c| c.timeline),
+            Ok(Some(PathBuf::from("-")))
+        );
+        let recorded = resolve(args(&["--timeline", "t.json", "--", "true"]), live).unwrap();
+        assert!(matches!(
+            for_record(recorded, true),
+            Err(ConfigError::Record(_))
+        ));
+    }
+
+    #[test]
+    fn time_percent_alone_implies_the_summary() {
+        let s = resolve(args(&["--time-percent", "--", "true"]), live)
+            .unwrap()
+            .summary
+            .unwrap();
+        assert!(s.only && s.time_percent);
+        let s = resolve(args(&["-S", "--time-percent", "--", "true"]), live)
+            .unwrap()
+            .summary
+            .unwrap();
+        assert!(!s.only && s.time_percent);
     }
 
     #[test]

@@ -20,7 +20,7 @@ const STRACE_FLAGS: &[(&str, &str)] = &[
     ),
     (
         "-c",
-        "strace's -c is -s/--summary here (-S/--with-summary for the lines and the summary)",
+        "strace's -c is -s/--summary here (-S/--with-summary for the lines and the summary; --time-percent adds its % time column)",
     ),
     (
         "-y",

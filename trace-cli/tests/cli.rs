@@ -85,6 +85,21 @@ fn refusals() {
             &["-e", "trace=%nosuch", "--", "true"],
         ),
         ("syscall_typo", &["-e", "opnat", "--", "true"]),
+        // --timeline: a file of its own, not mixed with a command's output, and not
+        // for a record (its replay writes one).
+        (
+            "timeline_same_file_as_output",
+            &["--timeline", "t.json", "-o", "t.json", "--", "true"],
+        ),
+        (
+            "timeline_to_stdout_with_command",
+            &["--timeline", "-", "--", "true"],
+        ),
+        ("timeline_empty_name", &["--timeline", "", "--", "true"]),
+        (
+            "timeline_when_recording",
+            &["record", "--timeline", "t.json", "--", "true"],
+        ),
     ];
     for (name, args) in cases {
         insta::assert_snapshot!(*name, rtrace(args), &args.join(" "));

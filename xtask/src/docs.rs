@@ -20,7 +20,7 @@ const SHELLS: [(Shell, &str); 3] = [
 
 /// What a reader of the page tries first, and where to look next: roff, after clap's
 /// sections.
-const EXAMPLES: [(&str, &str); 9] = [
+const EXAMPLES: [(&str, &str); 10] = [
     (
         "rtrace -- ls /",
         "Trace a command and the children it starts.",
@@ -44,6 +44,10 @@ const EXAMPLES: [(&str, &str); 9] = [
     (
         "rtrace -s -- make test",
         "perf trace's summary: calls, errors and times per thread.",
+    ),
+    (
+        "rtrace -s --timeline make.json -- make",
+        "The summary, and a timeline (a track per thread, a slice per call) for ui.perfetto.dev.",
     ),
     (
         "rtrace --json -o - -- ls / | jq .syscall",

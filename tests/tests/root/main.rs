@@ -15,4 +15,5 @@ mod signals;
 mod summary;
 mod targets;
 mod threads;
+mod timeline;
 mod trust;

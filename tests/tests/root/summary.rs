@@ -327,3 +327,33 @@ fn a_full_summary_map_names_its_variable() {
     assert_eq!(r.code(), Some(0), "{r}");
     assert!(!r.stderr.contains("missing from the summary"), "{r}");
 }
+
+/// --time-percent: strace -c's `% time` after perf's columns (perf's rows still end in
+/// `%` without it); each section's shares add up to 100.
+#[test]
+fn time_percent_is_each_rows_share() {
+    if !bpf_ready("time_percent_is_each_rows_share") {
+        return;
+    }
+    let r = run(
+        rtrace().args(["-s", "--time-percent", "--", "cat", "/dev/null"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    assert!(r.stderr.contains("stddev   % time\n"), "{r}");
+    let shares: Vec<f64> = r
+        .stderr
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 9 && f[7].ends_with('%')).then(|| f[8].parse().unwrap())
+        })
+        .collect();
+    assert!(shares.len() >= 3, "{r}");
+    let sum: f64 = shares.iter().sum();
+    assert!((sum - 100.0).abs() < 0.1 * shares.len() as f64, "{sum}{r}");
+    // Without it, perf's table.
+    let r = run(rtrace().args(["-s", "--", "cat", "/dev/null"]), LIMIT);
+    assert!(!r.stderr.contains("% time"), "{r}");
+    assert!(perf_summary_rows(&r.stderr) >= 3, "{r}");
+}

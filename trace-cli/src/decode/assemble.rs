@@ -202,6 +202,18 @@ impl Assembler {
         self.pending.values().any(|p| p.entry == Entry::Waiting)
     }
 
+    /// Every call not yet returned (its entry shown or not), oldest first, with its
+    /// record's bytes: what is still running when tracing ends.
+    pub fn unreturned(&self) -> Vec<(&SyscallRecord, &[u8])> {
+        let mut calls: Vec<_> = self
+            .pending
+            .values()
+            .map(|p| (&p.rec, p.bytes.as_slice()))
+            .collect();
+        calls.sort_unstable_by_key(|(r, _)| (r.enter_ns, r.tid));
+        calls
+    }
+
     /// The entries still waiting, but `except`'s, oldest first: each is settled by
     /// `show`, which writes it and says true, or says false to leave it out for good.
     /// Stops at the first error `show` returns.

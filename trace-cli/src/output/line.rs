@@ -328,7 +328,7 @@ impl LineFormatter {
         }
     }
 
-    fn ret<'p>(
+    pub(crate) fn ret<'p>(
         &mut self,
         out: &mut String,
         rec: &SyscallRecord,

@@ -8,6 +8,7 @@ pub mod line;
 pub mod printer;
 pub mod show;
 pub mod summary;
+pub mod timeline;
 
 use std::{
     fs::{self, File},
@@ -27,6 +28,11 @@ pub trait Consumer {
     fn max_reached(&self) -> bool;
     /// Between batches of records: catch up with what runs beside the ring.
     fn keep_up(&mut self) {}
+    /// Tracing is over at `now_ns` (the programs' clock; `None` in a replay): what the
+    /// timeline still holds is written and it is closed. Why it failed, if it did.
+    fn end(&mut self, _now_ns: Option<u64>) -> Option<String> {
+        None
+    }
     /// Records about memory maps the kernel could not keep.
     fn locations_lost(&self) -> u64 {
         0

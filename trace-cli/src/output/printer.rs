@@ -22,6 +22,7 @@ use crate::{
         json::JsonFormatter,
         line::LineFormatter,
         show::Show,
+        timeline::Timeline,
     },
     symbols::{Locate, is_kernel_addr},
 };
@@ -69,6 +70,10 @@ pub struct Printer<'c, S> {
     frames: Vec<Frame>,
     /// Which of `frames` the line shows.
     chain_shown: std::ops::Range<usize>,
+    /// `--timeline`: the calls, faults and events shown are written there too.
+    timeline: Option<Timeline>,
+    /// Calls become lines (not with -s alone, where only the timeline takes them).
+    call_lines: bool,
 }
 
 impl<S: FormatSource> crate::output::Consumer for Printer<'_, S> {
@@ -90,6 +95,10 @@ impl<S: FormatSource> crate::output::Consumer for Printer<'_, S> {
 
     fn locations_lost(&self) -> u64 {
         Printer::locations_lost(self)
+    }
+
+    fn end(&mut self, now_ns: Option<u64>) -> Option<String> {
+        Printer::end(self, now_ns)
     }
 }
 
@@ -114,7 +123,41 @@ impl<'c, S: FormatSource> Printer<'c, S> {
             locate: None,
             frames: Vec::new(),
             chain_shown: 0..0,
+            timeline: None,
+            call_lines: cfg.summary.as_ref().is_none_or(|s| !s.only),
         }
+    }
+
+    /// `--timeline`: what is shown is written to `timeline` too.
+    pub fn with_timeline(mut self, timeline: Option<Timeline>) -> Self {
+        self.timeline = timeline;
+        self
+    }
+
+    /// Tracing is over at `now_ns` (`None`: at the last record's time): the calls still
+    /// running go into the timeline as unfinished slices, and it is closed. Why the
+    /// timeline failed, if it did.
+    pub fn end(&mut self, now_ns: Option<u64>) -> Option<String> {
+        let Self {
+            assembler,
+            catalog,
+            fds,
+            show,
+            timeline,
+            ..
+        } = self;
+        let t = timeline.as_mut()?;
+        let end_ns = now_ns.unwrap_or(0).max(t.last_ns());
+        for (rec, bytes) in assembler.unreturned() {
+            if !show.unreturned(rec, end_ns) {
+                continue;
+            }
+            let info = catalog.get(rec.nr);
+            let fd_path = |fd: i32| fds.path(rec.pid, fd);
+            let mem = |i| rec.augmented(bytes, i);
+            t.put(|f, out| f.unfinished(out, rec, info, &mem, &fd_path, end_ns));
+        }
+        t.close()
     }
 
     /// The filter lines pass (a replay's choice of tasks, `-D`'s start).
@@ -139,6 +182,9 @@ impl<'c, S: FormatSource> Printer<'c, S> {
     pub fn keep_up(&mut self) {
         if let Some(l) = &mut self.locate {
             l.keep_up();
+        }
+        if let Some(t) = &mut self.timeline {
+            t.flush();
         }
     }
 
@@ -215,7 +261,20 @@ impl<'c, S: FormatSource> Printer<'c, S> {
         continued: bool,
         out: &mut impl Write,
     ) -> Result<(), OutputFailed> {
-        let shown = self.show.call(rec) && self.chain_for(rec, rec.exit_ns);
+        let listed = self.show.call(rec) && self.chain_for(rec, rec.exit_ns);
+        let shown = listed && self.call_lines;
+        if listed && let Some(t) = &mut self.timeline {
+            let fds = &self.fds;
+            let assembler = &self.assembler;
+            let fd_path = |fd: i32| fds.path(rec.pid, fd);
+            let mem = |i| assembler.memory(rec, item, i);
+            let info = self.catalog.get(rec.nr);
+            t.put(|f, out| f.call(out, rec, info, &mem, &fd_path));
+            if !shown {
+                // -s alone: the timeline's slices are what --max-events counts.
+                self.show.printed();
+            }
+        }
         if shown {
             // Another thread's call that has not returned yet is shown as unfinished
             // first.
@@ -273,6 +332,9 @@ impl<'c, S: FormatSource> Printer<'c, S> {
         let Some(ev) = self.events.get(rec.nr) else {
             return Ok(());
         };
+        if let Some(t) = &mut self.timeline {
+            t.put(|f, out| f.event(out, rec, ev, data));
+        }
         self.line.clear();
         self.format
             .event(&mut self.line, rec, ev, data, self.events.names_pids);
@@ -343,6 +405,9 @@ impl<'c, S: FormatSource> Printer<'c, S> {
             ),
             None => Default::default(),
         };
+        if let Some(t) = &mut self.timeline {
+            t.put(|f, out| f.fault(out, rec, &code, &memory));
+        }
         self.line.clear();
         self.format.fault(&mut self.line, rec, &code, &memory);
         self.write_line(out)

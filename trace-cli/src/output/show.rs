@@ -112,6 +112,18 @@ impl Show {
         self.unfinished && self.chosen(rec) && !self.max_reached()
     }
 
+    /// A call still running when tracing ended at `end_ns`, in the timeline: as a
+    /// finished call, had it returned then (it has not failed yet).
+    pub fn unreturned(&self, rec: &SyscallRecord, end_ns: u64) -> bool {
+        self.chosen(rec)
+            && !self.max_reached()
+            && !self.failure_only
+            && rec.enter_ns >= self.from_ns
+            && self
+                .min_duration_ns
+                .is_none_or(|min| end_ns.saturating_sub(rec.enter_ns) > min)
+    }
+
     /// A tracepoint event's or a page fault's line.
     pub fn event(&self, rec: &SyscallRecord) -> bool {
         self.chosen(rec) && !self.max_reached() && rec.enter_ns >= self.from_ns

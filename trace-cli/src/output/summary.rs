@@ -73,6 +73,23 @@ pub fn stddev_pct(s: &SyscallStats) -> f64 {
 pub struct SummaryOptions {
     pub max_rows: Option<usize>,
     pub errno: bool,
+    /// `--time-percent`: strace -c's `% time`, after perf's columns (which stay as
+    /// perf prints them, for what reads them).
+    pub time_percent: bool,
+}
+
+/// strace -c's `% time`: a row's share of its section's syscall time (every row's,
+/// those --max-summary leaves out too).
+pub fn time_pct(row_ns: u64, section_ns: u128) -> f64 {
+    if section_ns == 0 {
+        return 0.0;
+    }
+    100.0 * row_ns as f64 / section_ns as f64
+}
+
+/// The section's syscall time, the sum `% time` divides by.
+fn section_ns(rows: &[Row]) -> u128 {
+    rows.iter().map(|r| u128::from(r.stats.total_ns)).sum()
 }
 
 pub fn render(out: &mut String, mut sections: Vec<Section>, opts: &SummaryOptions) {
@@ -117,17 +134,28 @@ pub fn render(out: &mut String, mut sections: Vec<Section>, opts: &SummaryOption
             }
         }
         out.push('\n');
-        out.push_str("   syscall            calls  errors  total       min       avg       max       stddev\n");
+        let (head, underline) = match opts.time_percent {
+            true => ("   % time", "   ------"),
+            false => ("", ""),
+        };
+        let _ = writeln!(
+            out,
+            "   syscall            calls  errors  total       min       avg       max       stddev{head}"
+        );
         out.push_str("                                     (msec)    (msec)    (msec)    (msec)        (%)\n");
-        out.push_str("   --------------- --------  ------ -------- --------- --------- ---------     ------\n");
+        let _ = writeln!(
+            out,
+            "   --------------- --------  ------ -------- --------- --------- ---------     ------{underline}"
+        );
         let rows = &mut section.rows;
         sort_rows(rows);
+        let all_ns = section_ns(rows);
         let shown = opts.max_rows.unwrap_or(usize::MAX);
         for row in rows.iter().take(shown) {
             let s = &row.stats;
             let ms = |ns: u64| ns as f64 / 1e6;
             let avg = ms(s.total_ns) / s.calls as f64;
-            let _ = writeln!(
+            let _ = write!(
                 out,
                 "   {:<15} {:>8} {:>6} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.2}%",
                 row.name,
@@ -139,6 +167,10 @@ pub fn render(out: &mut String, mut sections: Vec<Section>, opts: &SummaryOption
                 ms(s.max_ns),
                 stddev_pct(s)
             );
+            if opts.time_percent {
+                let _ = write!(out, "{:>9.2}", time_pct(s.total_ns, all_ns));
+            }
+            out.push('\n');
             if opts.errno {
                 for (name, count) in &row.errnos {
                     let _ = writeln!(out, "\t\t\t\t{name}: {count}");
@@ -185,6 +217,7 @@ pub fn render_json(out: &mut String, mut sections: Vec<Section>, opts: &SummaryO
                 ),
             };
             sort_rows(&mut section.rows);
+            let all_ns = section_ns(&section.rows);
             let rows: Vec<Value> = section
                 .rows
                 .iter()
@@ -201,6 +234,9 @@ pub fn render_json(out: &mut String, mut sections: Vec<Section>, opts: &SummaryO
                         "max_ms": ms(s.max_ns),
                         "stddev_percent": stddev_pct(s),
                     });
+                    if opts.time_percent {
+                        r["time_percent"] = json!(time_pct(s.total_ns, all_ns));
+                    }
                     if opts.errno {
                         let errnos: Map<String, Value> = row
                             .errnos
@@ -450,6 +486,7 @@ mod tests {
             &SummaryOptions {
                 max_rows: None,
                 errno: false,
+                time_percent: false,
             },
         );
         // 11 calls seen at both ends, one seen only at its exit, one entry only.
@@ -470,6 +507,46 @@ mod tests {
         assert_eq!(out, expected);
     }
 
+    /// strace -c's `% time` comes after perf's columns, which stay as they are: a
+    /// share of the section's time, rows cut by --max-summary counted in it.
+    #[test]
+    fn time_percent_is_a_trailing_column() {
+        let section = || Section {
+            faults: [0; 2],
+            title: Title::Thread {
+                comm: "cat".into(),
+                tid: 7,
+            },
+            rows: vec![
+                row("read", stats(&[10, 20], 0)),
+                row("openat", stats(&[60], 0)),
+                row("close", stats(&[10], 0)),
+            ],
+        };
+        let opts = |time_percent| SummaryOptions {
+            max_rows: Some(2),
+            errno: false,
+            time_percent,
+        };
+        let (mut plain, mut with) = (String::new(), String::new());
+        render(&mut plain, vec![section()], &opts(false));
+        render(&mut with, vec![section()], &opts(true));
+        let lines: Vec<&str> = with.lines().collect();
+        assert!(lines[5].ends_with("stddev   % time"), "{with}");
+        assert!(lines[7].ends_with("------   ------"), "{with}");
+        assert_eq!(&lines[8][lines[8].len() - 9..], "    60.00");
+        assert_eq!(&lines[9][lines[9].len() - 9..], "    30.00");
+        // Without the column, line for line perf's table; with it, each line starts so.
+        for (p, w) in plain.lines().zip(with.lines()) {
+            assert!(w.starts_with(p), "{p:?} / {w:?}");
+        }
+        assert_eq!(time_pct(5, 0), 0.0);
+        let mut json = String::new();
+        render_json(&mut json, vec![section()], &opts(true));
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["summary"][0]["syscalls"][0]["time_percent"], 60.0);
+    }
+
     #[test]
     fn threads_smallest_first_total_mode_and_caps() {
         let t = |comm: &str, tid, n: usize| Section {
@@ -487,6 +564,7 @@ mod tests {
             &SummaryOptions {
                 max_rows: None,
                 errno: false,
+                time_percent: false,
             },
         );
         let small = out.find(" small (2), 2 events, 25.0%").unwrap();
@@ -512,6 +590,7 @@ mod tests {
             &SummaryOptions {
                 max_rows: Some(1),
                 errno: true,
+                time_percent: false,
             },
         );
         assert!(out.contains(" total, 6 events\n"), "{out}");
@@ -546,6 +625,7 @@ mod tests {
             &SummaryOptions {
                 max_rows: Some(1),
                 errno: true,
+                time_percent: false,
             },
         );
         assert!(out.ends_with('\n') && out.lines().count() == 1, "{out}");
@@ -575,6 +655,7 @@ mod tests {
             &SummaryOptions {
                 max_rows: None,
                 errno: false,
+                time_percent: false,
             },
         );
         let v: serde_json::Value = serde_json::from_str(&total).unwrap();

@@ -94,7 +94,14 @@ pub fn replay(cfg: &Config, path: &Path) -> Result<i32, ReplayError> {
     let replay = Replay::start(cfg, Reader::new(input, &shown_path))?;
     let mut out: Sink = output::sink(cfg.output.as_deref())
         .map_err(|e| ReplayError::Output(cfg.output.clone().unwrap_or_default(), e))?;
-    let end = replay.run(&mut out);
+    let timeline = match &cfg.timeline {
+        Some(p) => Some(
+            output::timeline::Timeline::create(p, &cfg.line)
+                .map_err(|e| ReplayError::Output(p.clone(), e))?,
+        ),
+        None => None,
+    };
+    let end = replay.with_timeline(timeline).run(&mut out);
     let _ = out.flush();
     end?;
     Ok(match out.failure() {
@@ -187,12 +194,19 @@ impl<'c, R: BufRead> Replay<'c, R> {
         })
     }
 
+    /// `--timeline`: what is printed is written there too.
+    pub fn with_timeline(mut self, timeline: Option<output::timeline::Timeline>) -> Self {
+        self.printer = self.printer.with_timeline(timeline);
+        self
+    }
+
     /// Prints every record into `out`, then the summary; a file cut short or damaged
     /// is an error once what came before it is out.
     pub fn run(mut self, out: &mut impl Write) -> Result<(), ReplayError> {
         let cfg = self.cfg;
         let mut tally = cfg.summary.as_ref().map(|s| Tally::new(s.total));
-        let only_summary = cfg.summary.as_ref().is_some_and(|s| s.only);
+        // -s alone with --timeline: the calls go to the timeline only.
+        let only_summary = cfg.summary.as_ref().is_some_and(|s| s.only) && cfg.timeline.is_none();
         let mut item = Vec::with_capacity(8192);
         let end = loop {
             match self.reader.next(&mut item) {
@@ -217,11 +231,15 @@ impl<'c, R: BufRead> Replay<'c, R> {
             }
         };
         self.printer.flush_pending(None, out);
+        if let Some(failed) = self.printer.end(None) {
+            crate::say!("rtrace: {failed}");
+        }
         if let (Some(t), Some(s)) = (tally, &cfg.summary) {
             let mut text = String::new();
             let opts = SummaryOptions {
                 max_rows: s.max_rows,
                 errno: s.errno,
+                time_percent: s.time_percent,
             };
             if cfg.json {
                 render_json(&mut text, t.sections(), &opts);

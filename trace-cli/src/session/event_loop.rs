@@ -41,6 +41,7 @@ use crate::{
         Consumer, Sink,
         line::{RED, RESET},
         printer::Printer,
+        timeline::Timeline,
     },
     pids::fd_seed,
     record::Recorder,
@@ -74,6 +75,8 @@ pub(super) struct PrinterParts {
     /// Events before this time are not shown (`-D`).
     pub shown_from_ns: u64,
     pub symbols: Option<Symbols>,
+    /// `--timeline`, opened.
+    pub timeline: Option<Timeline>,
 }
 
 /// The records read in one go before the loop looks again at signals, the command's
@@ -175,6 +178,7 @@ impl PrinterParts {
         fds.seed_procs(self.proc_seeds, fd_seed::inherited_fds());
         let mut printer = Printer::new(self.catalog, fds, cfg)
             .with_events(self.event_table)
+            .with_timeline(self.timeline)
             .showing(|s| s.from(self.shown_from_ns));
         if let Some(symbols) = self.symbols {
             printer = printer.with_locator(Box::new(symbols));
@@ -430,6 +434,9 @@ impl Reader<'_> {
         }
         // What is still blocked when tracing ends is shown as unfinished.
         self.printer.flush_pending(None, out);
+        if let Some(failed) = self.printer.end(Some(crate::clock::monotonic_ns())) {
+            say!("rtrace: {failed}");
+        }
         let counters = open_counters(bpf)?;
         report_lost(&counters, &mut self.reported_lost, cfg, out);
         let maps_lost = self.printer.locations_lost();

@@ -94,6 +94,7 @@ fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> SessionError {
 pub fn run(cfg: Config) -> Result<i32, SessionError> {
     let plan = Plan::settle(&cfg)?;
     let mut out = open_output(&cfg)?;
+    let timeline = open_timeline(&cfg)?;
     // Start-up takes a while (seconds in an emulated kernel): a stop asked for meanwhile
     // ends it between its steps, before the command runs.
     let ended_by = |sig: i32, workload: bool| if workload { 128 + sig } else { 0 };
@@ -137,6 +138,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
         event_table: plan.event_table,
         shown_from_ns,
         symbols,
+        timeline,
     };
     let event_loop = EventLoop {
         bpf: &mut probes.bpf,
@@ -173,6 +175,17 @@ fn open_output(cfg: &Config) -> Result<output::Sink, SessionError> {
         "opening {:?}",
         cfg.output.as_deref().unwrap_or("".as_ref())
     )))
+}
+
+/// `--timeline FILE`, opened before anything is attached (a FILE that cannot be
+/// written ends rtrace there).
+fn open_timeline(cfg: &Config) -> Result<Option<output::timeline::Timeline>, SessionError> {
+    let Some(path) = &cfg.timeline else {
+        return Ok(None);
+    };
+    output::timeline::Timeline::create(path, &cfg.line)
+        .map(Some)
+        .map_err(io_err(format!("opening the timeline {path:?}")))
 }
 
 /// Attaches the fork/exit upkeep and the events, seeds the pid maps, writes the

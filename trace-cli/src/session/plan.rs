@@ -140,7 +140,7 @@ fn settings(
         lifecycle,
         group_exit,
         ring_bytes: cfg.ring_bytes,
-        summary_flags: summary_flags(cfg.summary.as_ref()),
+        summary_flags: summary_flags(cfg.summary.as_ref(), cfg.timeline.is_some()),
         selective: cfg.selection.is_some(),
         pid_map_entries: cfg.pid_map_entries,
         summary_entries: if cfg.summary.is_some() {
@@ -220,14 +220,14 @@ fn syscall_hooks(cfg: &Config, initial_ns: bool, tracefs: &Tracefs) -> SyscallHo
 }
 
 /// What the programs do for the summary (`trace_common::stats::SUMMARY_*`): send the
-/// records only, without a summary.
-fn summary_flags(summary: Option<&crate::config::Summary>) -> u32 {
+/// records only, without a summary. `--timeline` takes the records, -s alone too.
+fn summary_flags(summary: Option<&crate::config::Summary>, timeline: bool) -> u32 {
     use trace_common::stats::{SUMMARY_AGGREGATE, SUMMARY_ERRNO, SUMMARY_RECORDS, SUMMARY_TOTAL};
     let Some(s) = summary else {
         return SUMMARY_RECORDS;
     };
     let mut flags = SUMMARY_AGGREGATE;
-    if !s.only {
+    if !s.only || timeline {
         flags |= SUMMARY_RECORDS;
     }
     if s.total {
@@ -254,7 +254,10 @@ mod tests {
 
     #[test]
     fn summary_flags_follow_the_summary_asked_for() {
-        let flags = |f: &[&str]| summary_flags(cfg(f).summary.as_ref());
+        let flags = |f: &[&str]| {
+            let c = cfg(f);
+            summary_flags(c.summary.as_ref(), c.timeline.is_some())
+        };
         assert_eq!(flags(&[]), SUMMARY_RECORDS);
         assert_eq!(flags(&["-s"]), SUMMARY_AGGREGATE);
         assert_eq!(

@@ -80,6 +80,7 @@ pub(super) fn summary(
     let opts = SummaryOptions {
         max_rows: summary.max_rows,
         errno: summary.errno,
+        time_percent: summary.time_percent,
     };
     if cfg.json {
         output::summary::render_json(&mut text, sections, &opts);

@@ -23,7 +23,10 @@ pub(super) fn write(
     settings: &Settings,
     tracefs: Tracefs,
 ) -> Result<Catalog<Tracefs>, SessionError> {
-    let classes = classes::syscall_classes(cfg.selection.as_deref(), shows_unfinished(cfg));
+    // The timeline cuts a call still running at the end where tracing ended: the
+    // kernel sends blocking calls' entries for it, whatever the lines show.
+    let entries = shows_unfinished(cfg) || cfg.timeline.is_some();
+    let classes = classes::syscall_classes(cfg.selection.as_deref(), entries);
     loader::write_classes(&mut probes.bpf, &classes)?;
     if let Some(cpus) = &cfg.cpus {
         loader::write_cpus(&mut probes.bpf, cpus)?;
