@@ -369,11 +369,16 @@ impl<'c, S: FormatSource> Printer<'c, S> {
             events,
             format,
             line,
+            timeline,
             ..
         } = self;
         let Some(ev) = events.get(rec.nr) else {
             return Ok(());
         };
+        // The timeline's instant shows the event's own fields.
+        if let Some(t) = timeline {
+            t.put(|f, out| f.event(out, rec, ev, &data));
+        }
         let fd_path = |fd: i32| fds.path(rec.pid, fd);
         let call = CallLine {
             rec,
