@@ -10,7 +10,7 @@ use super::{SignalName, signal_name, tables};
 use crate::decode::escape;
 
 /// File types in `st_mode`, as strace names them.
-const FILE_TYPES: &[(u32, &str)] = &[
+pub const FILE_TYPES: &[(u32, &str)] = &[
     (libc::S_IFREG, "S_IFREG"),
     (libc::S_IFDIR, "S_IFDIR"),
     (libc::S_IFLNK, "S_IFLNK"),
