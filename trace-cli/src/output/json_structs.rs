@@ -7,7 +7,11 @@
 use trace_common::record::Augmented;
 
 use crate::decode::beauty::{
-    Beauty, SignalName, shapes, signal_name, structs::FILE_TYPES, tables, write_flags,
+    Beauty, SignalName,
+    layouts::{self, SockAddr, Time},
+    shapes, signal_name,
+    structs::FILE_TYPES,
+    tables, write_flags,
 };
 use crate::output::json_write::{Arr, Obj, number, string, text_item};
 
@@ -143,64 +147,56 @@ fn stat(out: &mut Vec<u8>, b: &[u8]) -> bool {
     true
 }
 
-/// `struct statx` (include/uapi/linux/stat.h): its fields at their fixed offsets.
+/// `struct statx`, every field.
 fn statx(out: &mut Vec<u8>, b: &[u8], scratch: &mut String) -> bool {
-    if b.len() < 256 {
+    let Some(x) = layouts::statx(b) else {
         return false;
-    }
-    let ts = |out: &mut Vec<u8>, at: usize| {
-        time(
-            out,
-            u64_at(b, at) as i64,
-            "tv_nsec",
-            i64::from(u32_at(b, at + 8)),
-        );
     };
-    let mode = u32::from(u16_at(b, 28));
+    let ts = |out: &mut Vec<u8>, t: Time| time(out, t.sec, "tv_nsec", t.nsec);
     let mut o = Obj::new(out);
     flags(
         o.key("stx_mask"),
-        u64::from(u32_at(b, 0)),
+        u64::from(x.mask),
         &tables::STATX_MASK,
         scratch,
     );
-    o.num("stx_blksize", u32_at(b, 4));
-    o.num("stx_attributes", u64_at(b, 8));
-    o.num("stx_nlink", u32_at(b, 16));
-    o.num("stx_uid", u32_at(b, 20));
-    o.num("stx_gid", u32_at(b, 24));
-    o.num("stx_mode", mode);
-    file_type(&mut o, mode);
-    o.num("stx_ino", u64_at(b, 32));
-    o.num("stx_size", u64_at(b, 40));
-    o.num("stx_blocks", u64_at(b, 48));
-    o.num("stx_attributes_mask", u64_at(b, 56));
-    ts(o.key("stx_atime"), 64);
-    ts(o.key("stx_btime"), 80);
-    ts(o.key("stx_ctime"), 96);
-    ts(o.key("stx_mtime"), 112);
-    o.num("stx_rdev_major", u32_at(b, 128));
-    o.num("stx_rdev_minor", u32_at(b, 132));
-    o.num("stx_dev_major", u32_at(b, 136));
-    o.num("stx_dev_minor", u32_at(b, 140));
+    o.num("stx_blksize", x.blksize);
+    o.num("stx_attributes", x.attributes);
+    o.num("stx_nlink", x.nlink);
+    o.num("stx_uid", x.uid);
+    o.num("stx_gid", x.gid);
+    o.num("stx_mode", x.mode);
+    file_type(&mut o, x.mode);
+    o.num("stx_ino", x.ino);
+    o.num("stx_size", x.size);
+    o.num("stx_blocks", x.blocks);
+    o.num("stx_attributes_mask", x.attributes_mask);
+    ts(o.key("stx_atime"), x.atime);
+    ts(o.key("stx_btime"), x.btime);
+    ts(o.key("stx_ctime"), x.ctime);
+    ts(o.key("stx_mtime"), x.mtime);
+    o.num("stx_rdev_major", x.rdev_major);
+    o.num("stx_rdev_minor", x.rdev_minor);
+    o.num("stx_dev_major", x.dev_major);
+    o.num("stx_dev_minor", x.dev_minor);
     o.end();
     true
 }
 
-/// The kernel's `struct sigaction` (handler, flags, restorer, mask; 8 bytes each).
+/// The kernel's `struct sigaction`.
 fn sigaction(out: &mut Vec<u8>, b: &[u8], scratch: &mut String) -> bool {
-    if b.len() < 32 {
+    let Some(sa) = layouts::sigaction(b) else {
         return false;
-    }
+    };
     let mut o = Obj::new(out);
-    match u64_at(b, 0) {
+    match sa.handler {
         0 => o.str("sa_handler", "SIG_DFL"),
         1 => o.str("sa_handler", "SIG_IGN"),
         h => o.num("sa_handler", h),
     }
-    flags(o.key("sa_flags"), u64_at(b, 8), &tables::SA_FLAGS, scratch);
-    o.num("sa_restorer", u64_at(b, 16));
-    sigset(o.key("sa_mask"), u64_at(b, 24));
+    flags(o.key("sa_flags"), sa.flags, &tables::SA_FLAGS, scratch);
+    o.num("sa_restorer", sa.restorer);
+    sigset(o.key("sa_mask"), sa.mask);
     o.end();
     true
 }
@@ -280,11 +276,16 @@ fn wait_status(out: &mut Vec<u8>, b: &[u8]) -> bool {
 /// A socket address: `{"family": "INET", "port", "addr"}`, a local socket's `"path"`
 /// (`@name` for an abstract one), or the family alone.
 fn sockaddr(out: &mut Vec<u8>, b: &[u8]) -> bool {
-    if b.len() < 2 {
+    let Some(addr) = layouts::sockaddr(b) else {
         return false;
-    }
-    let family = i32::from(u16_at(b, 0));
+    };
     let mut o = Obj::new(out);
+    let family = match addr {
+        SockAddr::Inet { .. } => libc::AF_INET,
+        SockAddr::Inet6 { .. } => libc::AF_INET6,
+        SockAddr::Unnamed | SockAddr::Local(_) | SockAddr::Abstract(_) => libc::AF_UNIX,
+        SockAddr::Family(f) => f,
+    };
     match tables::SOCKET_FAMILY
         .entries
         .iter()
@@ -293,34 +294,23 @@ fn sockaddr(out: &mut Vec<u8>, b: &[u8]) -> bool {
         Some((_, n)) => o.str("family", n),
         None => o.num("family", family),
     }
-    match family {
-        libc::AF_INET if b.len() >= 8 => {
-            o.num("port", u16::from_be_bytes([b[2], b[3]]));
-            let addr = std::net::Ipv4Addr::new(b[4], b[5], b[6], b[7]);
+    match addr {
+        SockAddr::Inet { port, addr } => {
+            o.num("port", port);
             o.str("addr", &addr.to_string());
         }
-        libc::AF_INET6 if b.len() >= 24 => {
-            o.num("port", u16::from_be_bytes([b[2], b[3]]));
-            let mut a = [0u8; 16];
-            a.copy_from_slice(&b[8..24]);
-            o.str("addr", &std::net::Ipv6Addr::from(a).to_string());
+        SockAddr::Inet6 { port, addr } => {
+            o.num("port", port);
+            o.str("addr", &addr.to_string());
         }
-        libc::AF_UNIX if b.len() > 2 => {
-            let path = &b[2..];
-            match path.split_first() {
-                Some((0, name)) => {
-                    let mut named = Vec::with_capacity(name.len() + 1);
-                    named.push(b'@');
-                    named.extend_from_slice(name);
-                    o.text("path", &named);
-                }
-                _ => {
-                    let end = path.iter().position(|&c| c == 0).unwrap_or(path.len());
-                    o.text("path", &path[..end]);
-                }
-            }
+        SockAddr::Local(path) => o.text("path", path),
+        SockAddr::Abstract(name) => {
+            let mut named = Vec::with_capacity(name.len() + 1);
+            named.push(b'@');
+            named.extend_from_slice(name);
+            o.text("path", &named);
         }
-        _ => {}
+        SockAddr::Unnamed | SockAddr::Family(_) => {}
     }
     o.end();
     true
@@ -375,35 +365,15 @@ fn shape(out: &mut Vec<u8>, shape: &shapes::Shape, b: &[u8], scratch: &mut Strin
     true
 }
 
-/// getdents64's entries by name, at most `items`; true in `more` when there were more.
+/// getdents64's entries by name, at most `items`; true when there were more.
 pub fn dirents(out: &mut Vec<u8>, b: &[u8], items: usize) -> bool {
-    const NAME_AT: usize = 19;
     let mut a = Arr::new(out);
-    let (mut at, mut n, mut more) = (0, 0, false);
-    while at < b.len() {
-        let Some(reclen) = b.get(at + 16..at + 18) else {
-            more = true;
-            break;
-        };
-        let reclen = usize::from(u16::from_ne_bytes([reclen[0], reclen[1]]));
-        let Some(rec) = b.get(at..at + reclen).filter(|_| reclen > NAME_AT) else {
-            more = true;
-            break;
-        };
-        if n == items {
-            more = true;
-            break;
-        }
-        let name = &rec[NAME_AT..];
-        text_item(
-            a.item(),
-            &name[..name.iter().position(|&c| c == 0).unwrap_or(name.len())],
-        );
-        n += 1;
-        at += reclen;
+    let mut names = layouts::dirents(b);
+    for name in names.by_ref().take(items) {
+        text_item(a.item(), name);
     }
     a.end();
-    more
+    names.more()
 }
 
 /// poll's fds: `[{"fd", "events", "revents"}]` (revents once `answered`), at most
@@ -416,15 +386,15 @@ pub fn pollfds(
     scratch: &mut String,
 ) -> bool {
     let mut a = Arr::new(out);
-    let all = b.chunks_exact(8);
+    let all = layouts::pollfds(b);
     let total = all.len();
-    for e in all.take(items) {
+    for (fd, events, revents) in all.take(items) {
         let mut o = Obj::new(a.item());
-        o.num("fd", i32::from_ne_bytes([e[0], e[1], e[2], e[3]]));
+        o.num("fd", fd);
         let table = &tables::POLL_EVENTS;
-        flags(o.key("events"), u64::from(u16_at(e, 4)), table, scratch);
+        flags(o.key("events"), u64::from(events), table, scratch);
         if answered {
-            flags(o.key("revents"), u64::from(u16_at(e, 6)), table, scratch);
+            flags(o.key("revents"), u64::from(revents), table, scratch);
         }
         o.end();
     }
@@ -435,14 +405,9 @@ pub fn pollfds(
 /// argv or envp: each string (ending with its NUL; an empty one is one too), at most
 /// `items`; true when there were more than shown.
 pub fn strings(out: &mut Vec<u8>, aug: &Augmented<'_>, items: usize) -> bool {
-    let all = aug.bytes.strip_suffix(&[0]).unwrap_or(aug.bytes);
     let mut a = Arr::new(out);
     let mut more = aug.cut;
-    for (n, s) in all
-        .split(|&c| c == 0)
-        .filter(|_| !all.is_empty())
-        .enumerate()
-    {
+    for (n, s) in layouts::strings(aug.bytes).enumerate() {
         if n == items {
             more = true;
             break;
@@ -480,4 +445,74 @@ pub fn fd_pair(out: &mut Vec<u8>, b: &[u8]) -> bool {
 pub fn pointer(out: &mut Vec<u8>, raw: u64) {
     use std::io::Write as _;
     let _ = write!(out, "\"{raw:#x}\"");
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn value(f: impl FnOnce(&mut Vec<u8>) -> bool) -> Option<Value> {
+        let mut out = Vec::new();
+        f(&mut out).then(|| serde_json::from_slice(&out).unwrap())
+    }
+
+    fn dirent(name: &[u8]) -> Vec<u8> {
+        let len = (19 + name.len() + 1).div_ceil(8) * 8;
+        let mut v = vec![0u8; len];
+        v[16..18].copy_from_slice(&(len as u16).to_ne_bytes());
+        v[19..19 + name.len()].copy_from_slice(name);
+        v
+    }
+
+    #[test]
+    fn directory_entries_and_poll_fds_are_lists_that_say_when_more_were_left() {
+        let mut b = dirent(b".");
+        b.extend(dirent(b"a\xffb"));
+        let mut out = Vec::new();
+        assert!(!dirents(&mut out, &b, 32));
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v, json!([".", {"str": "a\u{fffd}b", "hex": "61ff62"}]));
+        out.clear();
+        assert!(dirents(&mut out, &b, 1), "one shown of two");
+        // The read stopped inside the second entry.
+        out.clear();
+        assert!(dirents(&mut out, &b[..b.len() - 3], 32));
+
+        let mut p = 3i32.to_ne_bytes().to_vec();
+        p.extend(1u16.to_ne_bytes());
+        p.extend(1u16.to_ne_bytes());
+        let mut out = Vec::new();
+        let mut scratch = String::new();
+        assert!(!pollfds(&mut out, &p, 32, true, &mut scratch));
+        let v: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            v,
+            json!([{"fd": 3, "events": {"raw": 1, "names": ["IN"]}, "revents": {"raw": 1, "names": ["IN"]}}])
+        );
+    }
+
+    #[test]
+    fn sigaction_and_local_sockets_as_objects() {
+        let mut act = 1u64.to_ne_bytes().to_vec();
+        act.extend((libc::SA_RESTART as u64).to_ne_bytes());
+        act.extend(0x7f00u64.to_ne_bytes());
+        act.extend(((1u64 << 1) | (1 << 14)).to_ne_bytes());
+        let mut s = String::new();
+        let v = value(|o| write(o, Beauty::SigAction, &act, &mut s)).unwrap();
+        assert_eq!(
+            v,
+            json!({"sa_handler": "SIG_IGN", "sa_flags": {"raw": libc::SA_RESTART, "names": ["RESTART"]},
+                   "sa_restorer": 0x7f00, "sa_mask": ["INT", "TERM"]})
+        );
+        assert_eq!(
+            value(|o| write(o, Beauty::SigAction, &act[..16], &mut s)),
+            None
+        );
+        let mut sun = vec![1u8, 0, 0];
+        sun.extend_from_slice(b"name");
+        let v = value(|o| write(o, Beauty::Sockaddr, &sun, &mut s)).unwrap();
+        assert_eq!(v, json!({"family": "LOCAL", "path": "@name"}));
+    }
 }
