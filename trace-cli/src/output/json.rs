@@ -78,7 +78,8 @@ impl JsonFormatter {
     }
 
     /// Appends the call's line to `out`: `{"ts", "tid", "pid", "comm", "syscall",
-    /// "args", "ret", "ret_fd", "errno", "duration"}`, every field always there.
+    /// "args", "ret", "ret_fd", "errno", "duration"}`, every field always there;
+    /// `"ret_names"` after `ret_fd` where the return is flags (fcntl F_GETFL, F_GETFD).
     pub fn format<'m, 'p>(
         &mut self,
         out: &mut Vec<u8>,
@@ -131,6 +132,9 @@ impl JsonFormatter {
         match new_fd {
             Some(fd) => fd.write(line.key("ret_fd")),
             None => line.null("ret_fd"),
+        }
+        if returned && !failed && rec.has_entry() {
+            json_args::ret_names(&mut line, rec, info, self.scratch.get_mut());
         }
         if failed {
             let errno = (-rec.ret) as i32;
@@ -385,6 +389,15 @@ mod tests {
             serde_json::json!({"fd": 3, "path": "/etc/hostname"})
         );
         assert!(v["errno"].is_null());
+        // fcntl(F_GETFL) returns flags: named beside the number.
+        let fcntl = SyscallInfo::new("fcntl", None);
+        let mut getfl = rec;
+        getfl.args = [3, libc::F_GETFL as u64, 0, 0, 0, 0];
+        getfl.ret = i64::from(libc::O_RDWR | libc::O_APPEND);
+        out.clear();
+        j.format(&mut out, &getfl, &fcntl, &|_| None, &|_| None);
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["ret_names"], serde_json::json!(["RDWR", "APPEND"]), "{v}");
         // An errno with no name is still a string, as the line spells it.
         let mut unnamed = rec;
         unnamed.ret = -4000;

@@ -165,6 +165,19 @@ pub fn ret_fd<'a, 'm: 'a, 'p: 'a>(
     Some(NewFd { fd, path })
 }
 
+/// `"ret_names"`: a return the line shows as flags (fcntl's F_GETFL and F_GETFD), by
+/// name; nothing for the other calls.
+pub fn ret_names(o: &mut Obj<'_>, rec: &SyscallRecord, info: &SyscallInfo, scratch: &mut String) {
+    let b = match context::ret_shown(&info.name, &rec.args) {
+        Some(RetShown::OpenFlags) => Beauty::OpenFlags,
+        Some(RetShown::FdFlags) => Beauty::Flags(&beauty::tables::FD_FLAGS),
+        _ => return,
+    };
+    scratch.clear();
+    beauty::write_arg(scratch, b, rec.ret as u64, None, Style::default());
+    names_of(o.key("ret_names"), scratch);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
