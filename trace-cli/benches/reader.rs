@@ -113,7 +113,7 @@ fn run(bencher: divan::Bencher, extra: &[&str]) {
     let first = String::from_utf8(first).unwrap();
     assert!(
         first.contains("dd/4242 write(fd: 1, buf: \"\\0\", count: 1)")
-            || first.contains(r#""syscall":"read","args":{"fd":{"raw":0,"decoded":"0"},"buf":{"raw":140724908871680,"decoded":"\"\\0\""}"#),
+            || first.contains(r#""syscall":"read","args":{"fd":{"raw":0,"fd":0},"buf":{"raw":140724908871680,"str":"\u0000"}"#),
         "{first}"
     );
     let mut out = io::sink();

@@ -7,6 +7,7 @@ mod decode;
 mod events;
 mod faults;
 mod held;
+mod json_schema;
 mod lifecycle;
 mod output;
 mod record;

@@ -235,7 +235,7 @@ fn sigint_prints_the_summary() {
 }
 
 /// With --json every line is JSON, the summary too (one `{"summary": […]}` object), and
-/// a failed call says `"ret": -1` with its errno by name, as the line does.
+/// a failed call says `"ret": -1` with its errno by name and number.
 #[test]
 fn json_mode_prints_only_json_with_the_summary() {
     if !bpf_ready("json_mode_prints_only_json_with_the_summary") {
@@ -259,12 +259,12 @@ fn json_mode_prints_only_json_with_the_summary() {
     let failed = values
         .iter()
         .find(|v| {
-            v["syscall"] == "openat"
-                && v["args"]["filename"]["decoded"] == "\"/nonexistent/rtrace-json\""
+            v["syscall"] == "openat" && v["args"]["filename"]["str"] == "/nonexistent/rtrace-json"
         })
         .unwrap_or_else(|| panic!("no openat of the missing file:\n{text}"));
     assert_eq!(failed["ret"], -1, "{failed}");
-    assert_eq!(failed["errno"], "ENOENT", "{failed}");
+    assert_eq!(failed["errno"]["name"], "ENOENT", "{failed}");
+    assert_eq!(failed["errno"]["num"], libc::ENOENT, "{failed}");
     let summaries: Vec<&serde_json::Value> = values
         .iter()
         .filter(|v| v.get("summary").is_some())

@@ -138,7 +138,7 @@ impl Formatter for Text {
 
 impl Formatter for JsonFormatter {
     fn call(&mut self, out: &mut Vec<u8>, c: &CallLine<'_, '_, '_>) {
-        self.format(out, c.rec, c.info, c.mem);
+        self.format(out, c.rec, c.info, c.mem, c.fd_path);
     }
 
     fn event(

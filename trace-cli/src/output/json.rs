@@ -1,6 +1,7 @@
-//! `--json`: one JSON object per syscall (JSON Lines), for scripts. [`CallLine`] is the
-//! schema the README gives; every field is always there (null when unknown). serde
-//! writes it into a line buffer that is reused: nothing is allocated per line.
+//! `--json`: one JSON object per syscall (JSON Lines), for scripts: every field always
+//! there (null when unknown), each argument as data (json_args.rs); the format is
+//! docs/json.md, its schema docs/rtrace-json.schema.json. A call's line is written
+//! straight into the reused line buffer; events and faults go through serde.
 
 use std::cell::RefCell;
 
@@ -10,84 +11,21 @@ use trace_common::{SyscallRecord, record::Augmented};
 
 use crate::decode::{
     RetKind, SyscallInfo, args,
-    beauty::{self, Style},
     errno::{ErrnoTable, MAX_ERRNO},
     escape,
 };
-use crate::output::line::comm_bytes;
-
-/// One call, as `--json` prints it.
-#[derive(Serialize)]
-struct CallLine<'a, 'm> {
-    /// ms since the first event (or the kernel's monotonic ms with -T), six decimals.
-    ts: Option<&'a RawValue>,
-    tid: u32,
-    pid: u32,
-    /// The task's name, escaped as the lines show it (so a name that is not UTF-8 keeps
-    /// its bytes).
-    comm: &'a str,
-    syscall: &'a str,
-    args: Args<'a, 'm>,
-    /// -1 when the call failed, as the line says it; null when the call never returns.
-    ret: Option<i64>,
-    errno: Option<&'a str>,
-    /// ms from entry to exit, six decimals.
-    duration: Option<&'a RawValue>,
-}
-
-/// One argument: its value as its C type reads, and as the line shows it.
-#[derive(Serialize)]
-struct Arg<'a> {
-    raw: i128,
-    decoded: &'a str,
-}
-
-/// The arguments by name, decoded as they are written out.
-struct Args<'a, 'm> {
-    rec: &'a SyscallRecord,
-    info: &'a SyscallInfo,
-    mem: &'a dyn Fn(usize) -> Option<Result<Augmented<'m>, ()>>,
-    style: Style,
-    scratch: &'a RefCell<String>,
-}
-
-impl Serialize for Args<'_, '_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let (rec, info) = (self.rec, self.info);
-        let n = if rec.has_entry() {
-            info.args.as_ref().map_or(0, Vec::len)
-        } else {
-            0
-        };
-        let mut map = serializer.serialize_map(Some(n))?;
-        // Every argument, one the call does not use as its raw value.
-        for arg in args::args(rec, info) {
-            let (b, m) = arg.written(rec, self.mem);
-            let mut decoded = self.scratch.borrow_mut();
-            decoded.clear();
-            beauty::write_arg(&mut decoded, b, arg.raw, m, self.style);
-            map.serialize_entry(
-                arg.name,
-                &Arg {
-                    raw: arg.as_c(),
-                    decoded: &decoded,
-                },
-            )?;
-        }
-        map.end()
-    }
-}
+use crate::output::{formatter::FdPath, json_args, json_write::Obj, line::comm_bytes};
 
 pub struct JsonFormatter {
     absolute_time: bool,
-    style: Style,
+    /// argv entries shown (`--string-limit`).
+    items: u16,
     base_ns: Option<u64>,
-    /// Reused text: the name, each argument, the numbers, the errno.
+    /// Reused text: the name, flag names, an event's field, the numbers.
     comm: String,
     scratch: RefCell<String>,
     ts: String,
     duration: String,
-    errno: String,
     /// A tracepoint event's `cat:name`.
     event: String,
 }
@@ -105,21 +43,25 @@ fn ms6(text: &str) -> Option<&RawValue> {
     serde_json::from_str(text).ok()
 }
 
+/// A number [`write_ms6`] wrote, or null when there is none.
+fn raw_or_null(out: &mut Vec<u8>, ms: &str) {
+    match ms {
+        "" => out.extend_from_slice(b"null"),
+        n => out.extend_from_slice(n.as_bytes()),
+    }
+}
+
 impl JsonFormatter {
     /// `items`: argv entries shown (`--string-limit`).
     pub fn new(absolute_time: bool, items: u16) -> Self {
         Self {
             absolute_time,
-            style: Style {
-                items,
-                ..Style::default()
-            },
+            items,
             base_ns: None,
             comm: String::new(),
             scratch: RefCell::new(String::new()),
             ts: String::new(),
             duration: String::new(),
-            errno: String::new(),
             event: String::new(),
         }
     }
@@ -135,17 +77,76 @@ impl JsonFormatter {
         write_ms6(&mut self.ts, shown);
     }
 
-    /// Appends the call's line to `out`.
-    pub fn format<'m>(
+    /// Appends the call's line to `out`: `{"ts", "tid", "pid", "comm", "syscall",
+    /// "args", "ret", "ret_fd", "errno", "duration"}`, every field always there;
+    /// `"ret_names"` after `ret_fd` where the return is flags (fcntl F_GETFL, F_GETFD).
+    pub fn format<'m, 'p>(
         &mut self,
         out: &mut Vec<u8>,
         rec: &SyscallRecord,
         info: &SyscallInfo,
         mem: &dyn Fn(usize) -> Option<Result<Augmented<'m>, ()>>,
+        fd_path: FdPath<'_, 'p>,
     ) {
         self.ts.clear();
         if rec.has_entry() && rec.enter_ns != 0 {
             self.stamp(rec.enter_ns);
+        }
+        self.comm.clear();
+        escape::bare(&mut self.comm, comm_bytes(&rec.comm));
+        let returned = rec.has_exit() && info.ret != RetKind::NoReturn;
+        let failed = returned && (-MAX_ERRNO..0).contains(&rec.ret);
+
+        let mut line = Obj::new(out);
+        raw_or_null(line.key("ts"), &self.ts);
+        line.num("tid", rec.tid);
+        line.num("pid", rec.pid);
+        line.str("comm", &self.comm);
+        line.str("syscall", &info.name);
+        let mut args = Obj::new(line.key("args"));
+        let mut cx = json_args::Ctx {
+            fd_path,
+            items: usize::from(self.items),
+            scratch: self.scratch.get_mut(),
+        };
+        for arg in args::args(rec, info) {
+            let (b, m) = arg.written(rec, mem);
+            json_args::write(
+                args.key(arg.name),
+                &arg,
+                b,
+                m,
+                arg.beauty.is_some(),
+                &mut cx,
+            );
+        }
+        args.end();
+        match (returned, failed) {
+            (false, _) => line.null("ret"),
+            (true, true) => line.num("ret", -1),
+            (true, false) => line.num("ret", rec.ret),
+        }
+        let new_fd = (returned && !failed)
+            .then(|| json_args::ret_fd(rec, info, mem, fd_path))
+            .flatten();
+        match new_fd {
+            Some(fd) => fd.write(line.key("ret_fd")),
+            None => line.null("ret_fd"),
+        }
+        if returned && !failed && rec.has_entry() {
+            json_args::ret_names(&mut line, rec, info, self.scratch.get_mut());
+        }
+        if failed {
+            let errno = (-rec.ret) as i32;
+            let mut e = Obj::new(line.key("errno"));
+            match ErrnoTable::name(errno) {
+                Some(n) => e.str("name", n),
+                None => e.str("name", &format!("E{errno}")),
+            }
+            e.num("num", errno);
+            e.end();
+        } else {
+            line.null("errno");
         }
         self.duration.clear();
         if rec.has_entry() && rec.has_exit() {
@@ -154,44 +155,8 @@ impl JsonFormatter {
                 i128::from(rec.exit_ns.saturating_sub(rec.enter_ns)),
             );
         }
-        self.comm.clear();
-        escape::bare(&mut self.comm, comm_bytes(&rec.comm));
-        let returned = rec.has_exit() && info.ret != RetKind::NoReturn;
-        let failed = returned && (-MAX_ERRNO..0).contains(&rec.ret);
-        self.errno.clear();
-        if failed {
-            let errno = (-rec.ret) as i32;
-            match ErrnoTable::name(errno) {
-                Some(n) => self.errno.push_str(n),
-                None => {
-                    use std::fmt::Write as _;
-                    let _ = write!(self.errno, "E{errno}");
-                }
-            }
-        }
-        let line = CallLine {
-            ts: ms6(&self.ts),
-            tid: rec.tid,
-            pid: rec.pid,
-            comm: &self.comm,
-            syscall: &info.name,
-            args: Args {
-                rec,
-                info,
-                mem,
-                style: self.style,
-                scratch: &self.scratch,
-            },
-            ret: match (returned, failed) {
-                (false, _) => None,
-                (true, true) => Some(-1),
-                (true, false) => Some(rec.ret),
-            },
-            errno: failed.then_some(self.errno.as_str()),
-            duration: ms6(&self.duration),
-        };
-        // Writing to memory cannot fail, nor can these types refuse to serialize.
-        let _ = serde_json::to_writer(&mut *out, &line);
+        raw_or_null(line.key("duration"), &self.duration);
+        line.end();
         out.push(b'\n');
     }
 
@@ -380,27 +345,68 @@ mod tests {
         };
         let mut out = Vec::new();
         let mut j = JsonFormatter::new(false, 32);
-        j.format(&mut out, &rec, &info, &|i| {
-            (i == 1).then_some(Ok(Augmented {
-                bytes: &b"/x\"y"[..],
-                cut: false,
-            }))
-        });
+        j.format(
+            &mut out,
+            &rec,
+            &info,
+            &|i| {
+                (i == 1).then_some(Ok(Augmented {
+                    bytes: &b"/x\"y"[..],
+                    cut: false,
+                }))
+            },
+            &|_| None,
+        );
         assert_eq!(
             String::from_utf8_lossy(&out),
             "{\"ts\":0.000000,\"tid\":7,\"pid\":7,\"comm\":\"cat\",\"syscall\":\"openat\",\"args\":{\
-             \"dfd\":{\"raw\":-100,\"decoded\":\"CWD\"},\
-             \"filename\":{\"raw\":4096,\"decoded\":\"\\\"/x\\\\\\\"y\\\"\"},\
-             \"flags\":{\"raw\":524288,\"decoded\":\"RDONLY|CLOEXEC\"},\
-             \"mode\":{\"raw\":0,\"decoded\":\"0\"}},\
-             \"ret\":-1,\"errno\":\"ENOENT\",\"duration\":0.004000}\n"
+             \"dfd\":{\"raw\":-100,\"fd\":-100,\"name\":\"CWD\"},\
+             \"filename\":{\"raw\":4096,\"str\":\"/x\\\"y\"},\
+             \"flags\":{\"raw\":524288,\"names\":[\"RDONLY\",\"CLOEXEC\"]},\
+             \"mode\":{\"raw\":0,\"names\":[]}},\
+             \"ret\":-1,\"ret_fd\":null,\"errno\":{\"name\":\"ENOENT\",\"num\":2},\"duration\":0.004000}\n"
         );
+        // Opened: the new fd, and its path as the call gave it.
+        let mut opened = rec;
+        opened.ret = 3;
+        out.clear();
+        j.format(
+            &mut out,
+            &opened,
+            &info,
+            &|i| {
+                (i == 1).then_some(Ok(Augmented {
+                    bytes: &b"/etc/hostname"[..],
+                    cut: false,
+                }))
+            },
+            &|_| None,
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["ret"], 3);
+        assert_eq!(
+            v["ret_fd"],
+            serde_json::json!({"fd": 3, "path": "/etc/hostname"})
+        );
+        assert!(v["errno"].is_null());
+        // fcntl(F_GETFL) returns flags: named beside the number.
+        let fcntl = SyscallInfo::new("fcntl", None);
+        let mut getfl = rec;
+        getfl.args = [3, libc::F_GETFL as u64, 0, 0, 0, 0];
+        getfl.ret = i64::from(libc::O_RDWR | libc::O_APPEND);
+        out.clear();
+        j.format(&mut out, &getfl, &fcntl, &|_| None, &|_| None);
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(v["ret_names"], serde_json::json!(["RDWR", "APPEND"]), "{v}");
         // An errno with no name is still a string, as the line spells it.
         let mut unnamed = rec;
         unnamed.ret = -4000;
         out.clear();
-        j.format(&mut out, &unnamed, &info, &|_| None);
+        j.format(&mut out, &unnamed, &info, &|_| None, &|_| None);
         let out = String::from_utf8_lossy(&out);
-        assert!(out.contains("\"ret\":-1,\"errno\":\"E4000\","), "{out}");
+        assert!(
+            out.contains("\"errno\":{\"name\":\"E4000\",\"num\":4000}"),
+            "{out}"
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! name and type in tracefs, as perf's heuristics do; this file prints the values.
 
 pub mod context;
+pub mod layouts;
 pub mod registry;
 pub mod shapes;
 pub mod structs;
@@ -466,11 +467,9 @@ fn write_memory(out: &mut String, b: Beauty, aug: Augmented<'_>, style: Style) {
         }
         Beauty::Argv | Beauty::Envp => {
             out.push('[');
-            // Each string ends with its NUL; an empty one is an argument too.
-            let all = bytes.strip_suffix(&[0]).unwrap_or(bytes);
             let mut n = 0;
             let mut more = aug.cut;
-            for arg in all.split(|&c| c == 0).filter(|_| !all.is_empty()) {
+            for arg in layouts::strings(bytes) {
                 if n == usize::from(style.items) {
                     more = true;
                     break;
@@ -494,65 +493,41 @@ fn write_memory(out: &mut String, b: Beauty, aug: Augmented<'_>, style: Style) {
 }
 
 fn write_sockaddr(out: &mut String, b: &[u8]) {
-    let family = match b.get(..2) {
-        Some(f) => u16::from_ne_bytes([f[0], f[1]]),
-        None => {
-            out.push_str("{}");
-            return;
-        }
+    use layouts::SockAddr;
+    let Some(addr) = layouts::sockaddr(b) else {
+        out.push_str("{}");
+        return;
     };
-    match i32::from(family) {
-        libc::AF_INET if b.len() >= 8 => {
-            let port = u16::from_be_bytes([b[2], b[3]]);
-            let _ = write!(
-                out,
-                "{{ .family: PF_INET, port: {port}, addr: {}.{}.{}.{} }}",
-                b[4], b[5], b[6], b[7]
-            );
+    let _ = match addr {
+        SockAddr::Inet { port, addr } => {
+            write!(out, "{{ .family: PF_INET, port: {port}, addr: {addr} }}")
         }
-        libc::AF_INET6 if b.len() >= 24 => {
-            let port = u16::from_be_bytes([b[2], b[3]]);
-            let mut a = [0u8; 16];
-            a.copy_from_slice(&b[8..24]);
-            let _ = write!(
-                out,
-                "{{ .family: PF_INET6, port: {port}, addr: {} }}",
-                std::net::Ipv6Addr::from(a)
-            );
+        SockAddr::Inet6 { port, addr } => {
+            write!(out, "{{ .family: PF_INET6, port: {port}, addr: {addr} }}")
         }
-        // An unnamed socket: only the family (its length says so).
-        libc::AF_UNIX if b.len() == 2 => out.push_str("{ .family: PF_LOCAL }"),
-        libc::AF_UNIX => {
-            let path = &b[2..];
+        SockAddr::Unnamed => write!(out, "{{ .family: PF_LOCAL }}"),
+        SockAddr::Local(path) => {
             out.push_str("{ .family: PF_LOCAL, path: ");
-            match path.split_first() {
-                // An abstract name: a NUL, then bytes of any kind (`@name`, as ss shows it).
-                Some((0, name)) => {
-                    out.push('@');
-                    escape::bare(out, name);
-                }
-                _ => {
-                    let end = path.iter().position(|&c| c == 0).unwrap_or(path.len());
-                    escape::bare(out, &path[..end]);
-                }
-            }
-            out.push_str(" }");
+            escape::bare(out, path);
+            write!(out, " }}")
         }
-        f => {
+        // An abstract name: `@name`, as ss shows it.
+        SockAddr::Abstract(name) => {
+            out.push_str("{ .family: PF_LOCAL, path: @");
+            escape::bare(out, name);
+            write!(out, " }}")
+        }
+        SockAddr::Family(f) => {
             let name = tables::SOCKET_FAMILY
                 .entries
                 .iter()
                 .find(|(v, _)| *v == f as u64);
             match name {
-                Some((_, n)) => {
-                    let _ = write!(out, "{{ .family: PF_{n} }}");
-                }
-                None => {
-                    let _ = write!(out, "{{ .family: {f} }}");
-                }
+                Some((_, n)) => write!(out, "{{ .family: PF_{n} }}"),
+                None => write!(out, "{{ .family: {f} }}"),
             }
         }
-    }
+    };
 }
 
 fn write_timespec(out: &mut String, b: &[u8], compact: bool) {

@@ -38,7 +38,7 @@ pub enum Field {
 }
 
 impl Field {
-    fn size(self) -> usize {
+    pub fn size(self) -> usize {
         match self {
             Field::U16 => 2,
             Field::U32 => 4,

@@ -6,11 +6,11 @@
 
 use std::fmt::Write as _;
 
-use super::{SignalName, signal_name, tables};
+use super::{SignalName, layouts, signal_name, tables};
 use crate::decode::escape;
 
 /// File types in `st_mode`, as strace names them.
-const FILE_TYPES: &[(u32, &str)] = &[
+pub const FILE_TYPES: &[(u32, &str)] = &[
     (libc::S_IFREG, "S_IFREG"),
     (libc::S_IFDIR, "S_IFDIR"),
     (libc::S_IFLNK, "S_IFLNK"),
@@ -122,37 +122,16 @@ pub fn write_wait_status(out: &mut String, b: &[u8]) -> bool {
 /// getdents64's entries, by name: `[".", "..", "notes.txt"]`; at most `items` of them,
 /// and `...` after the last when there were more (or the read stopped inside one).
 pub fn write_dirents(out: &mut String, b: &[u8], cut: bool, items: usize) -> bool {
-    // struct linux_dirent64: u64 ino, s64 off, u16 reclen, u8 type, name (NUL-ended).
-    const NAME_AT: usize = 19;
     out.push('[');
-    let mut at = 0;
-    let mut n = 0;
-    let mut more = cut;
-    while at < b.len() {
-        let Some(reclen) = b.get(at + 16..at + 18) else {
-            more = true;
-            break;
-        };
-        let reclen = usize::from(u16::from_ne_bytes([reclen[0], reclen[1]]));
-        let Some(rec) = b.get(at..at + reclen).filter(|_| reclen > NAME_AT) else {
-            more = true;
-            break;
-        };
-        if n == items {
-            more = true;
-            break;
-        }
-        let name = &rec[NAME_AT..];
-        let name = &name[..name.iter().position(|&c| c == 0).unwrap_or(name.len())];
+    let mut names = layouts::dirents(b);
+    for (n, name) in names.by_ref().take(items).enumerate() {
         if n > 0 {
             out.push_str(", ");
         }
         escape::quoted(out, name);
-        n += 1;
-        at += reclen;
     }
-    if more {
-        out.push_str(if n > 0 { ", ..." } else { "..." });
+    if cut || names.more() {
+        out.push_str(if out.ends_with('[') { "..." } else { ", ..." });
     }
     out.push(']');
     true
@@ -196,15 +175,11 @@ pub fn write_sigset(out: &mut String, b: &[u8]) -> bool {
 /// The kernel's `struct sigaction` (handler, flags, restorer, mask, 8 bytes each on a
 /// 64-bit kernel): `{ .sa_handler: SIG_IGN, .sa_flags: RESTORER, .sa_mask: [] }`.
 pub fn write_sigaction(out: &mut String, b: &[u8]) -> bool {
-    let word = |i: usize| {
-        b.get(i * 8..i * 8 + 8)
-            .map(|w| u64::from_ne_bytes(w.try_into().unwrap_or([0; 8])))
-    };
-    let (Some(handler), Some(flags), Some(_)) = (word(0), word(1), word(3)) else {
+    let Some(sa) = layouts::sigaction(b) else {
         return false;
     };
     out.push_str("{ .sa_handler: ");
-    match handler {
+    match sa.handler {
         0 => out.push_str("SIG_DFL"),
         1 => out.push_str("SIG_IGN"),
         h => {
@@ -212,9 +187,9 @@ pub fn write_sigaction(out: &mut String, b: &[u8]) -> bool {
         }
     }
     out.push_str(", .sa_flags: ");
-    super::write_flags(out, flags, &tables::SA_FLAGS, false);
+    super::write_flags(out, sa.flags, &tables::SA_FLAGS, false);
     out.push_str(", .sa_mask: ");
-    write_sigset(out, &b[24..32]);
+    write_sigset(out, &sa.mask.to_ne_bytes());
     out.push_str(" }");
     true
 }
@@ -259,27 +234,22 @@ pub fn write_utsname(out: &mut String, b: &[u8]) -> bool {
 /// `struct statx`: what it holds, the type and permissions, and the size (or a
 /// device's numbers), as strace abbreviates it.
 pub fn write_statx(out: &mut String, b: &[u8]) -> bool {
-    if b.len() < 256 {
+    let Some(x) = layouts::statx(b) else {
         return false;
-    }
-    let u32_at = |i: usize| u32::from_ne_bytes(b[i..i + 4].try_into().unwrap_or([0; 4]));
-    let mask = u64::from(u32_at(0));
-    let mode = u32::from(u16::from_ne_bytes([b[28], b[29]]));
-    let size = u64::from_ne_bytes(b[40..48].try_into().unwrap_or([0; 8]));
+    };
     out.push_str("{ .stx_mask: ");
-    super::write_flags(out, mask, &tables::STATX_MASK, false);
+    super::write_flags(out, u64::from(x.mask), &tables::STATX_MASK, false);
     out.push_str(", .stx_mode: ");
-    write_mode(out, mode);
-    let kind = mode & libc::S_IFMT;
+    write_mode(out, x.mode);
+    let kind = x.mode & libc::S_IFMT;
     if kind == libc::S_IFCHR || kind == libc::S_IFBLK {
         let _ = write!(
             out,
             ", .stx_rdev: makedev({:#x}, {:#x})",
-            u32_at(128),
-            u32_at(132)
+            x.rdev_major, x.rdev_minor
         );
     } else {
-        let _ = write!(out, ", .stx_size: {size}");
+        let _ = write!(out, ", .stx_size: {}", x.size);
     }
     out.push_str(", ... }");
     true
@@ -289,17 +259,12 @@ pub fn write_statx(out: &mut String, b: &[u8]) -> bool {
 /// At most `items` entries; `...` when there were more (`cut`: more than was read).
 pub fn write_pollfds(out: &mut String, b: &[u8], cut: bool, items: usize, answered: bool) {
     out.push('[');
-    let mut shown = 0;
-    for (i, e) in b.chunks_exact(8).enumerate() {
-        if i == items {
-            break;
-        }
+    let all = layouts::pollfds(b);
+    let total = all.len();
+    for (i, (fd, events, revents)) in all.take(items).enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        let fd = i32::from_ne_bytes([e[0], e[1], e[2], e[3]]);
-        let events = u16::from_ne_bytes([e[4], e[5]]);
-        let revents = u16::from_ne_bytes([e[6], e[7]]);
         let _ = write!(out, "{{ .fd: {fd}, .events: ");
         super::write_flags(out, u64::from(events), &tables::POLL_EVENTS, false);
         if answered && revents != 0 {
@@ -307,10 +272,13 @@ pub fn write_pollfds(out: &mut String, b: &[u8], cut: bool, items: usize, answer
             super::write_flags(out, u64::from(revents), &tables::POLL_EVENTS, false);
         }
         out.push_str(" }");
-        shown += 1;
     }
-    if cut || shown < b.len() / 8 {
-        out.push_str(if shown > 0 { ", ..." } else { "..." });
+    if cut || total > items {
+        out.push_str(if total > 0 && items > 0 {
+            ", ..."
+        } else {
+            "..."
+        });
     }
     out.push(']');
 }

@@ -1,0 +1,183 @@
+//! A small JSON writer for `--json`'s call lines: objects and arrays appended straight
+//! to the output buffer (no tree, no allocation per value), and the one rule for bytes
+//! that came from the traced program: a JSON string when they are UTF-8; otherwise the
+//! string with U+FFFD for each bad sequence and, beside it, every byte in hex, so that
+//! nothing is lost (docs/json.md).
+
+/// A JSON string (serde_json's escaping).
+pub fn string(out: &mut Vec<u8>, s: &str) {
+    // Writing to memory cannot fail.
+    let _ = serde_json::to_writer(&mut *out, s);
+}
+
+/// A number (an integer of any width, as serde_json writes it).
+pub fn number<N: serde::Serialize>(out: &mut Vec<u8>, n: N) {
+    let _ = serde_json::to_writer(&mut *out, &n);
+}
+
+/// Lower-case hex, two digits a byte.
+pub fn hex(out: &mut Vec<u8>, bytes: &[u8]) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    out.push(b'"');
+    for &b in bytes {
+        out.push(DIGITS[usize::from(b >> 4)]);
+        out.push(DIGITS[usize::from(b & 0xf)]);
+    }
+    out.push(b'"');
+}
+
+/// An object being written: `{` on creation, `}` on [`Obj::end`].
+pub struct Obj<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl<'a> Obj<'a> {
+    pub fn new(out: &'a mut Vec<u8>) -> Self {
+        out.push(b'{');
+        Obj { out, first: true }
+    }
+
+    /// Writes `"k":` and gives the buffer for its value.
+    pub fn key(&mut self, k: &str) -> &mut Vec<u8> {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        string(self.out, k);
+        self.out.push(b':');
+        self.out
+    }
+
+    pub fn num<N: serde::Serialize>(&mut self, k: &str, n: N) {
+        number(self.key(k), n);
+    }
+
+    pub fn str(&mut self, k: &str, s: &str) {
+        string(self.key(k), s);
+    }
+
+    pub fn bool(&mut self, k: &str, b: bool) {
+        self.key(k)
+            .extend_from_slice(if b { b"true" } else { b"false" });
+    }
+
+    pub fn null(&mut self, k: &str) {
+        self.key(k).extend_from_slice(b"null");
+    }
+
+    /// `"k":` and bytes from the program as [`text_item`] writes them.
+    pub fn text(&mut self, k: &str, bytes: &[u8]) {
+        text_item(self.key(k), bytes);
+    }
+
+    /// `"k":` and what `value` writes, or nothing when it declines (returns false).
+    pub fn try_field(&mut self, k: &str, value: impl FnOnce(&mut Vec<u8>) -> bool) -> bool {
+        let (mark, first) = (self.out.len(), self.first);
+        if value(self.key(k)) {
+            return true;
+        }
+        self.out.truncate(mark);
+        self.first = first;
+        false
+    }
+
+    pub fn end(self) {
+        self.out.push(b'}');
+    }
+}
+
+/// An array being written: `[` on creation, `]` on [`Arr::end`].
+pub struct Arr<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
+}
+
+impl<'a> Arr<'a> {
+    pub fn new(out: &'a mut Vec<u8>) -> Self {
+        out.push(b'[');
+        Arr { out, first: true }
+    }
+
+    /// Gives the buffer for the next item.
+    pub fn item(&mut self) -> &mut Vec<u8> {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        self.out
+    }
+
+    pub fn end(self) {
+        self.out.push(b']');
+    }
+}
+
+/// Bytes from the program as one value: a string when they are UTF-8, else
+/// `{"str": lossy, "hex": every byte}`.
+pub fn text_item(out: &mut Vec<u8>, bytes: &[u8]) {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => string(out, s),
+        Err(_) => {
+            let mut o = Obj::new(out);
+            text_fields(&mut o, bytes);
+            o.end();
+        }
+    }
+}
+
+/// Bytes from the program as fields of `o`: `"str"`, and `"hex"` (every byte) when
+/// they are not UTF-8.
+pub fn text_fields(o: &mut Obj<'_>, bytes: &[u8]) {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => o.str("str", s),
+        Err(_) => {
+            o.str("str", &String::from_utf8_lossy(bytes));
+            hex(o.key("hex"), bytes);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(f: impl FnOnce(&mut Vec<u8>)) -> String {
+        let mut v = Vec::new();
+        f(&mut v);
+        String::from_utf8(v).unwrap()
+    }
+
+    #[test]
+    fn text_that_is_not_utf8_keeps_its_bytes_in_hex() {
+        assert_eq!(written(|o| text_item(o, b"a\"b\n")), r#""a\"b\n""#);
+        assert_eq!(
+            written(|o| text_item(o, b"a\xffb")),
+            r#"{"str":"a�b","hex":"61ff62"}"#
+        );
+        let out = written(|o| {
+            let mut obj = Obj::new(o);
+            obj.num("raw", -1i64);
+            text_fields(&mut obj, "é".as_bytes());
+            obj.bool("truncated", true);
+            obj.end();
+        });
+        assert_eq!(out, r#"{"raw":-1,"str":"é","truncated":true}"#);
+    }
+
+    #[test]
+    fn nested_values_are_separated() {
+        let out = written(|o| {
+            let mut obj = Obj::new(o);
+            let mut a = Arr::new(obj.key("items"));
+            number(a.item(), 1u8);
+            string(a.item(), "x");
+            a.end();
+            obj.null("n");
+            obj.end();
+        });
+        assert_eq!(out, r#"{"items":[1,"x"],"n":null}"#);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["items"][1], "x");
+    }
+}
