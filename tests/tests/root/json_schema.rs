@@ -133,16 +133,25 @@ fn json_events_and_faults_fit_the_schema() {
             "-F",
             "all",
             "-e",
-            "sched:sched_process_exit",
+            "sched:sched_process_exit,syscalls:sys_enter_openat",
             "--",
-            "true",
+            "cat",
+            "/etc/hostname",
         ]),
         LIMIT,
     );
     assert_eq!(r.code(), Some(0), "{r}");
     let lines = validated(&r.stdout);
-    assert!(lines.iter().any(|v| v.get("event").is_some()), "{r}");
+    assert!(lines.iter().any(|v| v.get("fields").is_some()), "{r}");
     assert!(lines.iter().any(|v| v.get("fault").is_some()), "{r}");
+    // A syscall's entry event has the call's arguments as data.
+    assert!(
+        lines
+            .iter()
+            .any(|v| v["event"] == "syscalls:sys_enter_openat"
+                && v["args"]["filename"]["str"] == "/etc/hostname"),
+        "{r}"
+    );
 }
 
 /// The schema can fail: the old form (an argument as C text) and a line missing a

@@ -152,6 +152,16 @@ impl Formatter for JsonFormatter {
         self.format_event(out, rec, ev, data);
     }
 
+    fn syscall_event(
+        &mut self,
+        out: &mut Vec<u8>,
+        ev: &TpEvent,
+        c: &CallLine<'_, '_, '_>,
+        _data: &[u8],
+    ) {
+        self.format_syscall_event(out, ev, c.rec, c.info, c.mem, c.fd_path);
+    }
+
     fn fault(
         &mut self,
         out: &mut Vec<u8>,

@@ -103,24 +103,7 @@ impl JsonFormatter {
         line.num("pid", rec.pid);
         line.str("comm", &self.comm);
         line.str("syscall", &info.name);
-        let mut args = Obj::new(line.key("args"));
-        let mut cx = json_args::Ctx {
-            fd_path,
-            items: usize::from(self.items),
-            scratch: self.scratch.get_mut(),
-        };
-        for arg in args::args(rec, info) {
-            let (b, m) = arg.written(rec, mem);
-            json_args::write(
-                args.key(arg.name),
-                &arg,
-                b,
-                m,
-                arg.beauty.is_some(),
-                &mut cx,
-            );
-        }
-        args.end();
+        self.args(&mut line, rec, info, mem, fd_path);
         match (returned, failed) {
             (false, _) => line.null("ret"),
             (true, true) => line.num("ret", -1),
@@ -156,6 +139,67 @@ impl JsonFormatter {
             );
         }
         raw_or_null(line.key("duration"), &self.duration);
+        line.end();
+        out.push(b'\n');
+    }
+
+    /// `"args": {name: value}`, each argument as data (`json_args`).
+    fn args<'m, 'p>(
+        &mut self,
+        line: &mut Obj<'_>,
+        rec: &SyscallRecord,
+        info: &SyscallInfo,
+        mem: &dyn Fn(usize) -> Option<Result<Augmented<'m>, ()>>,
+        fd_path: FdPath<'_, 'p>,
+    ) {
+        let mut args = Obj::new(line.key("args"));
+        let mut cx = json_args::Ctx {
+            fd_path,
+            items: usize::from(self.items),
+            scratch: self.scratch.get_mut(),
+        };
+        for arg in args::args(rec, info) {
+            let (b, m) = arg.written(rec, mem);
+            json_args::write(
+                args.key(arg.name),
+                &arg,
+                b,
+                m,
+                arg.beauty.is_some(),
+                &mut cx,
+            );
+        }
+        args.end();
+    }
+
+    /// Appends a syscall's entry event (`syscalls:sys_enter_openat`): `{"ts", "tid",
+    /// "pid", "comm", "event", "args"}`, its arguments as the call's entry has them.
+    pub fn format_syscall_event<'m, 'p>(
+        &mut self,
+        out: &mut Vec<u8>,
+        event: &crate::events::TpEvent,
+        rec: &SyscallRecord,
+        info: &SyscallInfo,
+        mem: &dyn Fn(usize) -> Option<Result<Augmented<'m>, ()>>,
+        fd_path: FdPath<'_, 'p>,
+    ) {
+        self.ts.clear();
+        self.stamp(rec.enter_ns);
+        self.comm.clear();
+        escape::bare(&mut self.comm, comm_bytes(&rec.comm));
+        self.event.clear();
+        self.event.push_str(&event.category);
+        self.event.push(':');
+        self.event.push_str(&event.name);
+        let mut line = Obj::new(out);
+        raw_or_null(line.key("ts"), &self.ts);
+        line.num("tid", rec.tid);
+        line.num("pid", rec.pid);
+        line.str("comm", &self.comm);
+        let name = std::mem::take(&mut self.event);
+        line.str("event", &name);
+        self.event = name;
+        self.args(&mut line, rec, info, mem, fd_path);
         line.end();
         out.push(b'\n');
     }
