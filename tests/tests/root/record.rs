@@ -337,3 +337,58 @@ fn a_replay_shows_unfinished_calls_only_where_the_live_trace_does() {
         "one line per failed call{failures}{json}"
     );
 }
+
+/// A record of events alone replays as the live trace shows them: no duration column,
+/// which perf keeps for event lines among syscalls (before, the replay added it); the
+/// syscall entry events decoded as live.
+#[test]
+fn a_record_of_events_alone_replays_as_the_live_trace() {
+    if !bpf_ready("a_record_of_events_alone_replays_as_the_live_trace") {
+        return;
+    }
+    let dir = scratch_dir("record-events");
+    let data = dir.join("events.data");
+    let events = "sched:sched_process_exit,syscalls:sys_enter_openat";
+    let r = run(
+        rtrace()
+            .args(["record", "-o", data.to_str().unwrap(), "-e", events, "--"])
+            .args(["cat", "/etc/hostname"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let live = run(
+        rtrace().args(["-e", events, "--", "cat", "/etc/hostname"]),
+        LIMIT,
+    );
+    let replay = run(rtrace().arg("-i").arg(&data), LIMIT);
+    assert_eq!(replay.code(), Some(0), "{replay}");
+    // Times and pids differ between the runs; the shape does not.
+    let shape = |l: &str| {
+        let rest = l.trim_start().split_once(' ').map_or("", |(_, r)| r);
+        let (task, call) = rest.split_once(' ').unwrap_or(("", rest));
+        let comm = task.split('/').next().unwrap_or("");
+        let name = call.split('(').next().unwrap_or("").to_string();
+        (
+            comm.to_string(),
+            name,
+            call.contains("filename: \"/etc/hostname\""),
+        )
+    };
+    let shapes = |s: &str| s.lines().map(shape).collect::<Vec<_>>();
+    assert_eq!(
+        shapes(&replay.stderr),
+        shapes(&live.stderr),
+        "{live}{replay}"
+    );
+    assert!(
+        replay.stderr.lines().all(|l| !l.contains("(         ): ")),
+        "{replay}"
+    );
+    assert!(
+        shapes(&replay.stderr)
+            .iter()
+            .any(|(_, _, hostname)| *hostname),
+        "{replay}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -102,15 +102,20 @@ impl<S: FormatSource> crate::output::Consumer for Printer<'_, S> {
     }
 }
 
+/// `--json`'s objects or perf's lines; `syscalls`: perf's blank duration column on
+/// events, where syscalls are traced too.
+fn formatter(cfg: &Config, syscalls: bool) -> Box<dyn Formatter> {
+    if cfg.json {
+        Box::new(JsonFormatter::new(cfg.line.absolute_time, cfg.string_limit))
+    } else {
+        Box::new(Text::new(LineFormatter::new(cfg.line.clone()), syscalls))
+    }
+}
+
 impl<'c, S: FormatSource> Printer<'c, S> {
     pub fn new(catalog: Catalog<S>, fds: FdTable, cfg: &Config) -> Self {
-        let format: Box<dyn Formatter> = if cfg.json {
-            Box::new(JsonFormatter::new(cfg.line.absolute_time, cfg.string_limit))
-        } else {
-            // perf's blank duration column on events, where syscalls are traced too.
-            let syscalls = cfg.selection.as_ref().is_none_or(|s| !s.is_empty());
-            Box::new(Text::new(LineFormatter::new(cfg.line.clone()), syscalls))
-        };
+        let syscalls = cfg.selection.as_ref().is_none_or(|s| !s.is_empty());
+        let format = formatter(cfg, syscalls);
         Self {
             assembler: Assembler::default(),
             catalog,
@@ -126,6 +131,13 @@ impl<'c, S: FormatSource> Printer<'c, S> {
             timeline: None,
             call_lines: cfg.summary.as_ref().is_none_or(|s| !s.only),
         }
+    }
+
+    /// Whether syscalls are traced beside the events, where `cfg` alone does not say:
+    /// a replay's record may hold none (`rtrace record -e sched:…`).
+    pub fn syscalls_traced(mut self, cfg: &Config, syscalls: bool) -> Self {
+        self.format = formatter(cfg, syscalls);
+        self
     }
 
     /// `--timeline`: what is shown is written to `timeline` too.

@@ -183,7 +183,11 @@ impl<'c, R: BufRead> Replay<'c, R> {
         }
         let table = EventTable::new(events(cfg, &header.events)?, header.names_pids);
         let catalog = Catalog::new(SavedFormats(header.formats));
+        // Syscalls shown beside the events: recorded, and not left out by this -e.
+        let recorded = selection.is_none_or(|s| !s.is_empty());
+        let chosen = cfg.selection.as_ref().is_none_or(|s| !s.is_empty());
         let printer = Printer::new(catalog, fds, cfg)
+            .syscalls_traced(cfg, recorded && chosen)
             .with_events(table)
             .showing(|s| s.choosing(shown.clone()));
         Ok(Self {
