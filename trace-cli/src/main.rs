@@ -27,6 +27,9 @@ fn main() {
     signals::catch_early();
     // Before rtrace opens anything: what a command it runs will inherit.
     pids::fd_seed::snapshot_inherited_fds();
+    // Descriptors as perf takes them: up to the hard limit (the command gets the
+    // user's limit back).
+    kernel::resources::raise_fd_limit();
     // Large blocks (the kernel's BTF, read twice at start: 5 MiB each) always from
     // mmap, so that they go back to the system when freed. glibc would otherwise raise
     // its threshold after the first is freed and take the next ones from the heap,

@@ -231,6 +231,8 @@ unsafe fn child_wait_and_exec(
         if fds.stdout_to_stderr {
             libc::dup2(libc::STDERR_FILENO, libc::STDOUT_FILENO);
         }
+        // The open-files limit the user gave, not the one rtrace raised for itself.
+        crate::kernel::resources::restore_fd_limit();
         for &(sig, disposition) in dispositions {
             libc::signal(sig, disposition);
         }

@@ -411,3 +411,27 @@ fn max_events_on_a_system_wide_trace_is_no_loss() {
     assert_eq!(r.code(), Some(0), "{r}");
     assert!(!r.stderr.contains("left unread"), "{r}");
 }
+
+/// A low soft limit on open files is raised for rtrace up to the hard one, as perf
+/// raises it (before: `too many open files (ulimit -n is 12)`); the command still gets
+/// the user's limit.
+#[test]
+fn a_low_soft_fd_limit_is_raised_for_rtrace_alone() {
+    if !bpf_ready("a_low_soft_fd_limit_is_raised_for_rtrace_alone") {
+        return;
+    }
+    let bin = rtrace_tests::rtrace_bin();
+    let r = run(
+        std::process::Command::new("sh")
+            .env("PERF_CONFIG", "/dev/null")
+            .args([
+                "-c",
+                "ulimit -S -n 12; ulimit -H -n 4096; exec \"$0\" -e exit_group -- sh -c 'echo $(ulimit -S -n) $(ulimit -H -n)'",
+            ])
+            .arg(&bin),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    assert_eq!(r.stdout.trim(), "12 4096", "{r}");
+    assert!(r.stderr.contains("exit_group("), "{r}");
+}

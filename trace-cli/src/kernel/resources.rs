@@ -3,7 +3,11 @@
 //! through: aya's map and program errors keep the errno in their source chain, where a
 //! one-line message would otherwise lose it (`failed to create map 'errno_stats'`).
 
-use std::{error::Error, io};
+use std::{
+    error::Error,
+    io,
+    sync::atomic::{AtomicBool, AtomicU64, Ordering},
+};
 
 /// The error as one line naming the limit it hit, if its chain holds one: its own
 /// message up to any verifier log (which says nothing of a descriptor or memory that
@@ -75,6 +79,53 @@ fn why(errno: i32) -> Option<String> {
         libc::EPERM => "the kernel refused it (EPERM) although rtrace has its capabilities: kernel lockdown, an LSM or seccomp policy, or, before Linux 5.11, ulimit -l".into(),
         _ => return None,
     })
+}
+
+/// The open-files limit rtrace was started with, kept for the command it runs (soft,
+/// hard), once [`raise_fd_limit`] has raised rtrace's own.
+static INHERITED_NOFILE: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+static RAISED: AtomicBool = AtomicBool::new(false);
+
+/// Raises rtrace's soft limit on open files to its hard limit, as perf does: rtrace
+/// holds a descriptor per map, program and CPU (per CPU and event with -F or
+/// events), and a soft limit of 1024 runs out on a large machine. The command it runs
+/// gets the limit rtrace was given ([`restore_fd_limit`]).
+pub fn raise_fd_limit() {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: a valid out-parameter.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0
+        || lim.rlim_cur >= lim.rlim_max
+    {
+        return;
+    }
+    INHERITED_NOFILE[0].store(lim.rlim_cur, Ordering::Relaxed);
+    INHERITED_NOFILE[1].store(lim.rlim_max, Ordering::Relaxed);
+    let raised = libc::rlimit {
+        rlim_cur: lim.rlim_max,
+        rlim_max: lim.rlim_max,
+    };
+    // SAFETY: a valid rlimit; raising the soft limit up to the hard one needs no
+    // privilege.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+        RAISED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// In a forked child about to exec the user's command: gives it back the open-files
+/// limit rtrace was started with. Async-signal-safe (atomic loads and one syscall).
+pub fn restore_fd_limit() {
+    if !RAISED.load(Ordering::Relaxed) {
+        return;
+    }
+    let lim = libc::rlimit {
+        rlim_cur: INHERITED_NOFILE[0].load(Ordering::Relaxed),
+        rlim_max: INHERITED_NOFILE[1].load(Ordering::Relaxed),
+    };
+    // SAFETY: a valid rlimit, lowering the soft limit only.
+    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) };
 }
 
 /// The soft limit on open files.
