@@ -331,6 +331,10 @@ pub struct Args {
     )]
     pub no_errno_summary: bool,
 
+    /// Under each summary row, a log2 histogram of the calls' durations (with -s or -S).
+    #[arg(long = "hist", help_heading = "Summary")]
+    pub hist: bool,
+
     /// Show at most N rows per summary table.
     #[arg(long = "max-summary", help_heading = "Summary", value_name = "N")]
     pub max_summary: Option<usize>,

@@ -58,6 +58,8 @@ pub enum ConfigError {
         "invalid RTRACE_SUMMARY_ENTRIES '{0}': expected a number of (thread, syscall) pairs from 1 to {MAX_SUMMARY_ENTRIES}"
     )]
     BadSummaryEntries(String),
+    #[error("--hist draws its histograms in the summary: add -s (summary only) or -S (trace and summary)")]
+    HistWithoutSummary,
     #[error("{0} is not supported yet")]
     Unsupported(&'static str),
 }
@@ -268,6 +270,8 @@ pub struct Summary {
     pub total: bool,
     pub errno: bool,
     pub max_rows: Option<usize>,
+    /// `--hist`: a log2 histogram of the durations under each row.
+    pub hist: bool,
 }
 
 pub const DEFAULT_RING_BYTES: u32 = 8 << 20;
@@ -403,6 +407,9 @@ pub fn resolve_with(
         None => DEFAULT_RING_BYTES,
     };
     let summary = summary(&args);
+    if args.hist && summary.is_none() {
+        return Err(ConfigError::HistWithoutSummary);
+    }
     let line = line_options(&args, perf, env);
     let (selection, events) = selection(&args, &mut warnings)?;
     let pid_map_entries = pid_map_entries(env.pid_map_entries.as_deref())?;
@@ -584,6 +591,7 @@ fn summary(args: &Args) -> Option<Summary> {
         total: args.summary_mode == Some(SummaryMode::Total),
         errno: args.errno_summary,
         max_rows: args.max_summary,
+        hist: args.hist,
     })
 }
 

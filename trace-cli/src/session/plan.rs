@@ -230,6 +230,9 @@ fn summary_flags(summary: Option<&crate::config::Summary>) -> u32 {
     if s.errno {
         flags |= SUMMARY_ERRNO;
     }
+    if s.hist {
+        flags |= trace_common::stats::SUMMARY_HIST;
+    }
     flags
 }
 
