@@ -984,8 +984,17 @@ mod tests {
         .unwrap()
         .summary
         .unwrap();
-        assert!(s.only && !s.total);
+        assert!(s.only && !s.total && !s.hist);
         assert!(Args::try_parse_from(["rtrace", "--summary-mode=bogus"]).is_err());
+        let s = resolve(args(&["-S", "--hist", "--", "true"]), live)
+            .unwrap()
+            .summary
+            .unwrap();
+        assert!(s.hist && !s.only);
+        assert!(matches!(
+            resolve(args(&["--hist", "--", "true"]), live),
+            Err(ConfigError::HistWithoutSummary)
+        ));
     }
 
     #[test]

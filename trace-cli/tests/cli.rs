@@ -85,6 +85,7 @@ fn refusals() {
             &["-e", "trace=%nosuch", "--", "true"],
         ),
         ("syscall_typo", &["-e", "opnat", "--", "true"]),
+        ("hist_without_summary", &["--hist", "--", "true"]),
     ];
     for (name, args) in cases {
         insta::assert_snapshot!(*name, rtrace(args), &args.join(" "));

@@ -133,6 +133,46 @@ mod tests {
         assert_eq!(v[HIST_BUCKETS - 1]["min_ns"], 1u64 << 38);
     }
 
+    /// Under its row in the table, and in the row's JSON; none without --hist.
+    #[test]
+    fn in_the_summary_under_each_row() {
+        use crate::output::summary::{Row, Section, SummaryOptions, Title, render, render_json};
+        let mut stats = trace_common::stats::SyscallStats::default();
+        for d in [1_100_000, 1_200_000, 600_000] {
+            stats.add_call(d, false, true);
+        }
+        let section = |hist| Section {
+            title: Title::Total,
+            rows: vec![Row {
+                name: "nanosleep".into(),
+                stats,
+                errnos: vec![],
+                hist,
+            }],
+            faults: [0; 2],
+        };
+        let h = hist(&[1_100_000, 1_200_000, 600_000]);
+        let mut out = String::new();
+        render(&mut out, vec![section(Some(h))], &SummaryOptions::default());
+        let row = out.find("   nanosleep ").unwrap();
+        let first = out.find("\n     [512µs, 1ms)").unwrap();
+        let second = out.find("\n     [1ms, 2ms)              2 |").unwrap();
+        assert!(row < first && first < second, "{out}");
+        let mut plain = String::new();
+        render(&mut plain, vec![section(None)], &SummaryOptions::default());
+        assert!(!plain.contains('@'), "{plain}");
+
+        let mut j = String::new();
+        render_json(&mut j, vec![section(Some(h))], &SummaryOptions::default());
+        let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+        let row = &v["summary"][0]["syscalls"][0];
+        assert_eq!(row["histogram"], json(&h));
+        let mut j = String::new();
+        render_json(&mut j, vec![section(None)], &SummaryOptions::default());
+        let v: serde_json::Value = serde_json::from_str(&j).unwrap();
+        assert!(v["summary"][0]["syscalls"][0].get("histogram").is_none());
+    }
+
     #[test]
     fn json_bounds_are_exact_nanoseconds() {
         let v = json(&hist(&[1_000_000, 1_100_000]));

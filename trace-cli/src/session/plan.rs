@@ -262,5 +262,9 @@ mod tests {
             flags(&["--errno-summary"]),
             SUMMARY_AGGREGATE | SUMMARY_ERRNO
         );
+        assert_eq!(
+            flags(&["-s", "--hist"]),
+            SUMMARY_AGGREGATE | trace_common::stats::SUMMARY_HIST
+        );
     }
 }
