@@ -58,7 +58,9 @@ pub enum ConfigError {
         "invalid RTRACE_SUMMARY_ENTRIES '{0}': expected a number of (thread, syscall) pairs from 1 to {MAX_SUMMARY_ENTRIES}"
     )]
     BadSummaryEntries(String),
-    #[error("--hist draws its histograms in the summary: add -s (summary only) or -S (trace and summary)")]
+    #[error(
+        "--hist draws its histograms in the summary: add -s (summary only) or -S (trace and summary)"
+    )]
     HistWithoutSummary,
     #[error("{0} is not supported yet")]
     Unsupported(&'static str),

@@ -294,7 +294,10 @@ mod tests {
         b.add(1 << 50);
         a.merge(&b);
         assert_eq!(a.calls(), 4);
-        assert_eq!((a.buckets[0], a.buckets[11], a.buckets[HIST_BUCKETS - 1]), (1, 2, 1));
+        assert_eq!(
+            (a.buckets[0], a.buckets[11], a.buckets[HIST_BUCKETS - 1]),
+            (1, 2, 1)
+        );
     }
 
     #[test]

@@ -224,9 +224,7 @@ impl ThreadStats {
             stats: own_hash_map(bpf, SYSCALL_STATS)?,
             errnos: own_hash_map(bpf, ERRNO_STATS)?,
             comms: own_hash_map(bpf, TASK_COMM)?,
-            hists: hist
-                .then(|| own_hash_map(bpf, SYSCALL_HIST))
-                .transpose()?,
+            hists: hist.then(|| own_hash_map(bpf, SYSCALL_HIST)).transpose()?,
             kept: Kept {
                 hists: hist.then(BTreeMap::new),
                 ..Kept::default()

@@ -46,7 +46,11 @@ fn shown(hist: &SyscallHist) -> std::ops::Range<usize> {
 /// The histogram's lines, each starting with `indent`.
 pub fn render(out: &mut String, hist: &SyscallHist, indent: &str) {
     let range = shown(hist);
-    let max = hist.buckets[range.clone()].iter().copied().max().unwrap_or(0);
+    let max = hist.buckets[range.clone()]
+        .iter()
+        .copied()
+        .max()
+        .unwrap_or(0);
     for i in range {
         let count = hist.buckets[i];
         let bar = (u128::from(count) * u128::from(BAR_WIDTH) / u128::from(max.max(1))) as usize;
@@ -106,7 +110,8 @@ mod tests {
         let h = hist(&[1100, 1200, 1500, 2000, 5000, 6000]);
         let mut out = String::new();
         render(&mut out, &h, "  ");
-        let expected = "  [1µs, 2µs)              4 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
+        let expected =
+            "  [1µs, 2µs)              4 |@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@|
   [2µs, 4µs)              0 |                                                    |
   [4µs, 8µs)              2 |@@@@@@@@@@@@@@@@@@@@@@@@@@                          |
 ";
@@ -128,7 +133,10 @@ mod tests {
         let v = json(&h);
         let v = v.as_array().unwrap();
         assert_eq!(v.len(), HIST_BUCKETS);
-        assert_eq!(v[0], serde_json::json!({"min_ns": 0, "max_ns": 1, "count": 1}));
+        assert_eq!(
+            v[0],
+            serde_json::json!({"min_ns": 0, "max_ns": 1, "count": 1})
+        );
         assert_eq!(v[HIST_BUCKETS - 1]["max_ns"], serde_json::Value::Null);
         assert_eq!(v[HIST_BUCKETS - 1]["min_ns"], 1u64 << 38);
     }

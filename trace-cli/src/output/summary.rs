@@ -299,9 +299,7 @@ pub fn sections_with_hists(
                 (name, n)
             })
             .collect();
-        let hist = hists
-            .as_mut()
-            .map(|h| h.remove(&key).unwrap_or_default());
+        let hist = hists.as_mut().map(|h| h.remove(&key).unwrap_or_default());
         sections.entry(key.task).or_default().push(Row {
             name,
             stats,
