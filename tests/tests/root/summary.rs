@@ -455,6 +455,21 @@ fn hist_counts_every_call_in_its_bucket() {
         }
     }
 
+    // A thread that exits more than a second before the end has its rows (and their
+    // histograms) moved out of the kernel's maps by a sweep first.
+    let out = dir.join("swept.json");
+    let r = run(
+        rtrace()
+            .args(["--json", "-s", "--hist", "-o"])
+            .arg(&out)
+            .args(["--", "sh", "-c"])
+            .arg(format!("{}; sleep 2.5", bin.display())),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    check_hist_rows(&json_rows(&text, "sleeper"), "swept");
+
     // The text: rows under the row, with µs and ms bounds.
     let r = run(rtrace().args(["-s", "--hist", "--"]).arg(&bin), LIMIT);
     assert_eq!(r.code(), Some(0), "{r}");

@@ -426,6 +426,37 @@ mod tests {
     }
 
     #[test]
+    fn kept_histograms_join_their_rows() {
+        let key = StatsKey {
+            task: TaskKey {
+                tid: 7,
+                _pad: 0,
+                start_ns: 5,
+            },
+            nr: 39,
+            _pad: 0,
+        };
+        let mut s = SyscallStats::default();
+        s.add_call(1500, false, true);
+        let mut h = SyscallHist::default();
+        h.add(1500);
+        let mut kept = Kept {
+            hists: Some(BTreeMap::new()),
+            ..Kept::default()
+        };
+        // Two sweeps of the same thread's row (its numbers moved twice) add up.
+        for _ in 0..2 {
+            kept.add_row(key, &s);
+            kept.add_hist(key, &h);
+        }
+        kept.add_comm(key.task, [0; 16]);
+        let (sections, _) = kept.into_sections();
+        let hist = sections[0].rows[0].hist.unwrap();
+        assert_eq!((hist.calls(), sections[0].rows[0].stats.calls), (2, 2));
+        assert_eq!(hist.buckets[trace_common::stats::hist_bucket(1500)], 2);
+    }
+
+    #[test]
     fn start_times_compare_in_ticks() {
         assert!(same_start(123, 1_234_567_890, 100));
         assert!(!same_start(124, 1_234_567_890, 100));
