@@ -347,6 +347,9 @@ pub struct Args {
     pub time_percent: bool,
     #[arg(long = "no-time-percent", overrides_with = "time_percent", hide = true)]
     pub no_time_percent: bool,
+    /// Under each summary row, a log2 histogram of the calls' durations (with -s or -S).
+    #[arg(long = "hist", help_heading = "Summary")]
+    pub hist: bool,
 
     /// Show at most N rows per summary table.
     #[arg(long = "max-summary", help_heading = "Summary", value_name = "N")]

@@ -60,6 +60,10 @@ pub enum ConfigError {
         "invalid RTRACE_SUMMARY_ENTRIES '{0}': expected a number of (thread, syscall) pairs from 1 to {MAX_SUMMARY_ENTRIES}"
     )]
     BadSummaryEntries(String),
+    #[error(
+        "--hist draws its histograms in the summary: add -s (summary only) or -S (trace and summary)"
+    )]
+    HistWithoutSummary,
     #[error("{0} is not supported yet")]
     Unsupported(&'static str),
 }
@@ -274,6 +278,8 @@ pub struct Summary {
     pub max_rows: Option<usize>,
     /// `--time-percent`: strace -c's `% time` column after perf's.
     pub time_percent: bool,
+    /// `--hist`: a log2 histogram of the durations under each row.
+    pub hist: bool,
 }
 
 pub const DEFAULT_RING_BYTES: u32 = 8 << 20;
@@ -409,6 +415,9 @@ pub fn resolve_with(
         None => DEFAULT_RING_BYTES,
     };
     let summary = summary(&args);
+    if args.hist && summary.is_none() {
+        return Err(ConfigError::HistWithoutSummary);
+    }
     let line = line_options(&args, perf, env);
     let (selection, events) = selection(&args, &mut warnings)?;
     let pid_map_entries = pid_map_entries(env.pid_map_entries.as_deref())?;
@@ -593,6 +602,7 @@ fn summary(args: &Args) -> Option<Summary> {
             errno: args.errno_summary,
             max_rows: args.max_summary,
             time_percent: args.time_percent,
+            hist: args.hist,
         }
     })
 }
@@ -1051,8 +1061,17 @@ mod tests {
         .unwrap()
         .summary
         .unwrap();
-        assert!(s.only && !s.total);
+        assert!(s.only && !s.total && !s.hist);
         assert!(Args::try_parse_from(["rtrace", "--summary-mode=bogus"]).is_err());
+        let s = resolve(args(&["-S", "--hist", "--", "true"]), live)
+            .unwrap()
+            .summary
+            .unwrap();
+        assert!(s.hist && !s.only);
+        assert!(matches!(
+            resolve(args(&["--hist", "--", "true"]), live),
+            Err(ConfigError::HistWithoutSummary)
+        ));
     }
 
     #[test]

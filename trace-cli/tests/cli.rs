@@ -100,6 +100,7 @@ fn refusals() {
             "timeline_when_recording",
             &["record", "--timeline", "t.json", "--", "true"],
         ),
+        ("hist_without_summary", &["--hist", "--", "true"]),
     ];
     for (name, args) in cases {
         insta::assert_snapshot!(*name, rtrace(args), &args.join(" "));

@@ -9,6 +9,8 @@ pub const SUMMARY_AGGREGATE: u32 = 2;
 pub const SUMMARY_TOTAL: u32 = 4;
 /// Also count each errno per syscall.
 pub const SUMMARY_ERRNO: u32 = 8;
+/// Also count each call's duration in its log2 bucket ([`SyscallHist`], `--hist`).
+pub const SUMMARY_HIST: u32 = 16;
 
 /// `StatsKey::nr` of a thread's page-fault counts (`-F` with a summary), indexed by
 /// `record::FAULT_MIN`/`FAULT_MAJ`: only `calls` is used. No syscall has these numbers.
@@ -17,6 +19,13 @@ pub const STATS_NR_FAULTS: [u32; 2] = [0xffff_fff0, 0xffff_fff1];
 /// Hash map (per thread) and per-CPU hash map (total mode) of [`SyscallStats`].
 pub const SYSCALL_STATS: &str = "syscall_stats";
 pub const SYSCALL_STATS_TOTAL: &str = "syscall_stats_total";
+/// Hash map (per thread) and per-CPU hash map (total mode) of [`SyscallHist`], with
+/// the keys of `syscall_stats`: user space makes them one entry big unless `--hist`.
+pub const SYSCALL_HIST: &str = "syscall_hist";
+pub const SYSCALL_HIST_TOTAL: &str = "syscall_hist_total";
+/// Array of one [`SyscallHist`] that stays zero: what a new histogram entry is copied
+/// from (a 320-byte value would not fit the programs' stack next to the rest).
+pub const HIST_ZERO: &str = "hist_zero";
 /// Hash map [`ErrnoKey`] -> u64 count.
 pub const ERRNO_STATS: &str = "errno_stats";
 /// Hash map [`TaskKey`] -> comm, written each time a new stats entry of the thread is
@@ -78,6 +87,90 @@ pub struct SyscallStats {
     pub enter_only: u64,
 }
 
+/// Buckets of a [`SyscallHist`]: 0 ns, then [2^(i-1), 2^i) ns for bucket i, the last
+/// one open-ended (from 2^38 ns, about 275 s).
+pub const HIST_BUCKETS: usize = 40;
+
+/// How many calls of a (thread, syscall) took each power of two of nanoseconds
+/// (bpftrace's `hist()`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SyscallHist {
+    pub buckets: [u64; HIST_BUCKETS],
+}
+
+impl Default for SyscallHist {
+    fn default() -> Self {
+        Self {
+            buckets: [0; HIST_BUCKETS],
+        }
+    }
+}
+
+/// The bucket of a call of `ns`: its bit length (64 - leading zeros, so 0 for 0 and
+/// i for [2^(i-1), 2^i)), at most the last bucket. Halving by compare and shift, as
+/// bpftrace's `hist()` does, because BPF has no count-leading-zeros instruction; the
+/// kernel side and the replay both count with it.
+#[inline(always)]
+pub fn hist_bucket(ns: u64) -> usize {
+    let mut v = ns;
+    let mut bits = 0usize;
+    if v >> 32 != 0 {
+        v >>= 32;
+        bits += 32;
+    }
+    if v >> 16 != 0 {
+        v >>= 16;
+        bits += 16;
+    }
+    if v >> 8 != 0 {
+        v >>= 8;
+        bits += 8;
+    }
+    if v >> 4 != 0 {
+        v >>= 4;
+        bits += 4;
+    }
+    if v >> 2 != 0 {
+        v >>= 2;
+        bits += 2;
+    }
+    if v >> 1 != 0 {
+        v >>= 1;
+        bits += 1;
+    }
+    // v is now 0 (ns was 0) or 1.
+    bits += v as usize;
+    if bits < HIST_BUCKETS {
+        bits
+    } else {
+        HIST_BUCKETS - 1
+    }
+}
+
+impl SyscallHist {
+    /// Counts one call of `ns`.
+    #[inline(always)]
+    pub fn add(&mut self, ns: u64) {
+        let b = hist_bucket(ns);
+        if let Some(c) = self.buckets.get_mut(b) {
+            *c += 1;
+        }
+    }
+
+    /// Folds another CPU's (or thread's) counts into these.
+    pub fn merge(&mut self, o: &SyscallHist) {
+        for (a, b) in self.buckets.iter_mut().zip(o.buckets.iter()) {
+            *a += b;
+        }
+    }
+
+    pub fn calls(&self) -> u64 {
+        self.buckets.iter().sum()
+    }
+}
+
+const _: () = assert!(core::mem::size_of::<SyscallHist>() == 8 * HIST_BUCKETS);
 const _: () = assert!(core::mem::size_of::<TaskKey>() == 16);
 const _: () = assert!(core::mem::size_of::<StatsKey>() == 24);
 const _: () = assert!(core::mem::size_of::<ErrnoKey>() == 24);
@@ -152,6 +245,9 @@ unsafe impl aya::Pod for ErrnoKey {}
 // SAFETY: as above.
 #[cfg(feature = "user")]
 unsafe impl aya::Pod for SyscallStats {}
+// SAFETY: as above.
+#[cfg(feature = "user")]
+unsafe impl aya::Pod for SyscallHist {}
 
 #[cfg(test)]
 mod tests {
@@ -166,6 +262,42 @@ mod tests {
         }
         assert_eq!(s.sum_sq(), 1000 * u128::from(big) * u128::from(big));
         assert_eq!((s.calls, s.min_ns, s.max_ns), (1000, big, big));
+    }
+
+    #[test]
+    fn hist_bucket_is_the_bit_length_capped() {
+        assert_eq!(hist_bucket(0), 0);
+        assert_eq!(hist_bucket(1), 1);
+        assert_eq!(hist_bucket(2), 2);
+        assert_eq!(hist_bucket(3), 2);
+        assert_eq!(hist_bucket(1023), 10);
+        assert_eq!(hist_bucket(1024), 11);
+        assert_eq!(hist_bucket(1_000_000), 20);
+        assert_eq!(hist_bucket(1 << 20), 21);
+        assert_eq!(hist_bucket(u64::MAX), HIST_BUCKETS - 1);
+        // Every power of two and its neighbours, against the instruction's answer.
+        for shift in 0..64 {
+            for ns in [(1u64 << shift) - 1, 1u64 << shift, (1u64 << shift) + 1] {
+                let want = ((64 - ns.leading_zeros()) as usize).min(HIST_BUCKETS - 1);
+                assert_eq!(hist_bucket(ns), want, "{ns}");
+            }
+        }
+    }
+
+    #[test]
+    fn hist_counts_and_merges() {
+        let mut a = SyscallHist::default();
+        a.add(0);
+        a.add(1500);
+        a.add(1900);
+        let mut b = SyscallHist::default();
+        b.add(1 << 50);
+        a.merge(&b);
+        assert_eq!(a.calls(), 4);
+        assert_eq!(
+            (a.buckets[0], a.buckets[11], a.buckets[HIST_BUCKETS - 1]),
+            (1, 2, 1)
+        );
     }
 
     #[test]

@@ -6,14 +6,14 @@ use aya_ebpf::{
     bindings::BPF_NOEXIST,
     helpers::bpf_get_current_comm,
     macros::map,
-    maps::{HashMap, PerCpuHashMap},
+    maps::{Array, HashMap, PerCpuHashMap},
 };
 use trace_common::{
     maps::COUNTER_STATS_LOST,
     stats::{
         ERRNO_ENTRIES, ErrnoKey, STATS_ENTRIES, STATS_NR_FAULTS, STATS_TOTAL_ENTRIES,
-        SUMMARY_AGGREGATE, SUMMARY_ERRNO, SUMMARY_RECORDS, SUMMARY_TOTAL, StatsKey, SyscallStats,
-        TaskKey,
+        SUMMARY_AGGREGATE, SUMMARY_ERRNO, SUMMARY_HIST, SUMMARY_RECORDS, SUMMARY_TOTAL, StatsKey,
+        SyscallHist, SyscallStats, TaskKey,
     },
 };
 
@@ -29,6 +29,19 @@ static SYSCALL_STATS: HashMap<StatsKey, SyscallStats> = HashMap::with_max_entrie
 #[map(name = "syscall_stats_total")]
 static SYSCALL_STATS_TOTAL: PerCpuHashMap<StatsKey, SyscallStats> =
     PerCpuHashMap::with_max_entries(STATS_TOTAL_ENTRIES, 0);
+
+/// `--hist`: each call's log2 bucket, under `syscall_stats`' keys. User space makes
+/// these one entry big when no histogram is asked for.
+#[map(name = "syscall_hist")]
+static SYSCALL_HIST: HashMap<StatsKey, SyscallHist> = HashMap::with_max_entries(STATS_ENTRIES, 0);
+
+#[map(name = "syscall_hist_total")]
+static SYSCALL_HIST_TOTAL: PerCpuHashMap<StatsKey, SyscallHist> =
+    PerCpuHashMap::with_max_entries(STATS_TOTAL_ENTRIES, 0);
+
+/// Never written: a new histogram is inserted from it, not from the stack.
+#[map(name = "hist_zero")]
+static HIST_ZERO: Array<SyscallHist> = Array::with_max_entries(1, 0);
 
 #[map(name = "errno_stats")]
 static ERRNO_STATS: HashMap<ErrnoKey, u64> = HashMap::with_max_entries(ERRNO_ENTRIES, 0);
@@ -110,6 +123,9 @@ pub fn account(ids: &Ids, nr: u32, dur_ns: u64, ret: i64, entry_seen: bool, retu
             }
         }
     }
+    if returned && flags & SUMMARY_HIST != 0 {
+        count_hist(key, dur_ns, total);
+    }
     if failed && flags & SUMMARY_ERRNO != 0 {
         count_errno(ErrnoKey {
             task: key.task,
@@ -147,6 +163,44 @@ pub fn account_fault(ids: &Ids, kind: u32) {
         return;
     }
     let _ = TASK_COMM.insert(key.task, bpf_get_current_comm().unwrap_or([0; 16]), 0);
+}
+
+/// Counts one call of `dur_ns` in its (thread, syscall)'s histogram. Only this thread
+/// (per-thread map) or this CPU (per-CPU map) writes an entry, as for the stats.
+#[inline(always)]
+fn count_hist(key: StatsKey, dur_ns: u64, total: bool) {
+    let map_ptr = if total {
+        SYSCALL_HIST_TOTAL.get_ptr_mut(key)
+    } else {
+        SYSCALL_HIST.get_ptr_mut(key)
+    };
+    let p = match map_ptr {
+        Some(p) => p,
+        None => {
+            let Some(zero) = HIST_ZERO.get(0) else {
+                return;
+            };
+            let inserted = if total {
+                SYSCALL_HIST_TOTAL.insert(key, zero, BPF_NOEXIST as u64)
+            } else {
+                SYSCALL_HIST.insert(key, zero, BPF_NOEXIST as u64)
+            };
+            let again = if total {
+                SYSCALL_HIST_TOTAL.get_ptr_mut(key)
+            } else {
+                SYSCALL_HIST.get_ptr_mut(key)
+            };
+            match (inserted, again) {
+                (_, Some(p)) => p,
+                _ => {
+                    bump(COUNTER_STATS_LOST);
+                    return;
+                }
+            }
+        }
+    };
+    // SAFETY: a live value, written by this thread or CPU only (see above).
+    unsafe { (*p).add(dur_ns) };
 }
 
 #[inline(always)]

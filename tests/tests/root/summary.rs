@@ -357,3 +357,201 @@ fn time_percent_is_each_rows_share() {
     assert!(!r.stderr.contains("% time"), "{r}");
     assert!(perf_summary_rows(&r.stderr) >= 3, "{r}");
 }
+
+fn build_sleeper(dir: &std::path::Path) -> std::path::PathBuf {
+    let (r, bin) = compile_c(
+        dir,
+        "sleeper",
+        r#"#include <time.h>
+#include <unistd.h>
+int main(void) {
+    struct timespec ms = {0, 1000000};
+    for (int i = 0; i < 20; i++) nanosleep(&ms, 0);
+    for (int i = 0; i < 100; i++) getppid();
+    return 0;
+}
+"#,
+        &["-O2"],
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    bin
+}
+
+/// The rows of the section of `comm` in a JSON summary line of `text`.
+fn json_rows(text: &str, comm: &str) -> Vec<serde_json::Value> {
+    let summary: serde_json::Value = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v.get("summary").is_some())
+        .unwrap_or_else(|| panic!("no JSON summary:\n{text}"));
+    let section = summary["summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["comm"] == comm || s["comm"].is_null())
+        .unwrap_or_else(|| panic!("no section for {comm}: {summary}"))
+        .clone();
+    section["syscalls"].as_array().unwrap().clone()
+}
+
+/// Each row's histogram holds its calls; 20 sleeps of 1 ms are all at 512 µs or more
+/// (a busy machine only makes them longer); 100 getppid are there.
+fn check_hist_rows(rows: &[serde_json::Value], what: &str) {
+    for row in rows {
+        let hist = row["histogram"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{what}: a row without its histogram: {row}"));
+        let sum: u64 = hist.iter().map(|b| b["count"].as_u64().unwrap()).sum();
+        assert_eq!(sum, row["calls"].as_u64().unwrap(), "{what}: {row}");
+    }
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r["syscall"] == name)
+            .unwrap_or_else(|| panic!("{what}: no {name} row: {rows:?}"))
+    };
+    let sleeps = rows
+        .iter()
+        .find(|r| r["syscall"] == "clock_nanosleep" || r["syscall"] == "nanosleep")
+        .unwrap_or_else(|| panic!("{what}: no sleep row: {rows:?}"));
+    assert_eq!(sleeps["calls"], 20, "{what}: {sleeps}");
+    for b in sleeps["histogram"].as_array().unwrap() {
+        if b["count"].as_u64().unwrap() > 0 {
+            assert!(
+                b["min_ns"].as_u64().unwrap() >= 1 << 19,
+                "{what}: a 1 ms sleep under 512 µs: {sleeps}"
+            );
+        }
+    }
+    assert_eq!(row("getppid")["calls"], 100, "{what}");
+}
+
+/// `--hist`: a log2 histogram of each syscall's durations, counted in the kernel per
+/// thread and for all threads together, drawn under each row and given in the JSON
+/// summary; each call falls in the bucket of the duration its trace line shows; a
+/// replay counts the same from the records.
+#[test]
+fn hist_counts_every_call_in_its_bucket() {
+    if !bpf_ready("hist_counts_every_call_in_its_bucket") {
+        return;
+    }
+    let dir = scratch_dir("hist");
+    let bin = build_sleeper(&dir);
+    for mode in ["thread", "total"] {
+        let out = dir.join(format!("{mode}.json"));
+        let r = run(
+            rtrace()
+                .args(["--json", "-S", "--hist", "-o"])
+                .arg(&out)
+                .arg(format!("--summary-mode={mode}"))
+                .arg("--")
+                .arg(&bin),
+            LIMIT,
+        );
+        assert_eq!(r.code(), Some(0), "{r}");
+        let text = std::fs::read_to_string(&out).unwrap();
+        let rows = json_rows(&text, "sleeper");
+        check_hist_rows(&rows, mode);
+        // The kernel's buckets are those of the lines' durations (ms with 6 decimals).
+        for row in &rows {
+            let name = &row["syscall"];
+            let mut want: BTreeMap<u64, u64> = BTreeMap::new();
+            for line in text
+                .lines()
+                .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+                .filter(|v| v["syscall"] == *name && v["comm"] == "sleeper")
+            {
+                let Some(ms) = line["duration"].as_f64() else {
+                    continue;
+                };
+                let ns = (ms * 1e6).round() as u64;
+                let min_ns = if ns == 0 {
+                    0
+                } else {
+                    1u64 << (63 - ns.leading_zeros())
+                };
+                *want.entry(min_ns).or_default() += 1;
+            }
+            if name != "clock_nanosleep" && name != "nanosleep" && name != "getppid" {
+                continue;
+            }
+            let got: BTreeMap<u64, u64> = row["histogram"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|b| b["count"].as_u64().unwrap() > 0)
+                .map(|b| (b["min_ns"].as_u64().unwrap(), b["count"].as_u64().unwrap()))
+                .collect();
+            assert_eq!(got, want, "{mode}: {name}'s buckets against its lines'");
+        }
+    }
+
+    // A thread that exits more than a second before the end has its rows (and their
+    // histograms) moved out of the kernel's maps by a sweep first.
+    let out = dir.join("swept.json");
+    let r = run(
+        rtrace()
+            .args(["--json", "-s", "--hist", "-o"])
+            .arg(&out)
+            .args(["--", "sh", "-c"])
+            .arg(format!("{}; sleep 2.5", bin.display())),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let text = std::fs::read_to_string(&out).unwrap();
+    check_hist_rows(&json_rows(&text, "sleeper"), "swept");
+
+    // The text: rows under the row, with µs and ms bounds.
+    let r = run(rtrace().args(["-s", "--hist", "--"]).arg(&bin), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<&str> = r.stderr.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| {
+            l.trim_start().starts_with("clock_nanosleep ")
+                || l.trim_start().starts_with("nanosleep ")
+        })
+        .unwrap_or_else(|| panic!("no sleep row{r}"));
+    let mut sum = 0;
+    for l in &lines[at + 1..] {
+        let Some(rest) = l.trim_start().strip_prefix('[') else {
+            break;
+        };
+        assert!(rest.contains("ms)") || rest.contains("s, ...)"), "{l}{r}");
+        let count: u64 = l
+            .split('|')
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .last()
+            .unwrap()
+            .parse()
+            .unwrap();
+        sum += count;
+    }
+    assert_eq!(sum, 20, "the rows under the sleeps hold 20 calls{r}");
+
+    // Replay: the same buckets, counted from the records.
+    let data = dir.join("rtrace.data");
+    let r = run(
+        rtrace()
+            .arg("record")
+            .arg("-o")
+            .arg(&data)
+            .arg("--")
+            .arg(&bin),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let r = run(
+        rtrace()
+            .arg("-i")
+            .arg(&data)
+            .args(["-s", "--hist", "--json"]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    check_hist_rows(
+        &json_rows(&format!("{}{}", r.stdout, r.stderr), "sleeper"),
+        "replay",
+    );
+}

@@ -156,6 +156,18 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
     let exec_envp = flag(s.exec_envp);
     let follow_at_fork = flag(matches!(s.hooks, SyscallHooks::Events(_)));
     let (cgroup_id, cgroup_level) = s.cgroup.map_or((0u64, 0u32), |c| (c.id, c.level));
+    // The histograms' maps (320 bytes a value) take memory only when --hist asks.
+    let (hist_entries, hist_total_entries) = {
+        use trace_common::stats::{STATS_TOTAL_ENTRIES, SUMMARY_HIST, SUMMARY_TOTAL};
+        match (
+            s.summary_flags & SUMMARY_HIST != 0,
+            s.summary_flags & SUMMARY_TOTAL != 0,
+        ) {
+            (false, _) => (1, 1),
+            (true, false) => (s.summary_entries, 1),
+            (true, true) => (1, STATS_TOTAL_ENTRIES),
+        }
+    };
     let mut bpf = EbpfLoader::new()
         .override_global(globals::TRACE_ALL, &trace_all, true)
         .override_global(globals::FILTER_UID, &filter_uid, true)
@@ -187,6 +199,8 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .map_max_entries(trace_common::stats::SYSCALL_STATS, s.summary_entries)
         .map_max_entries(trace_common::stats::ERRNO_STATS, s.summary_entries)
         .map_max_entries(trace_common::stats::TASK_COMM, s.summary_entries)
+        .map_max_entries(trace_common::stats::SYSCALL_HIST, hist_entries)
+        .map_max_entries(trace_common::stats::SYSCALL_HIST_TOTAL, hist_total_entries)
         // `inflight` is task-local storage, which only the programs use: aya creates it
         // but has no user-space type for it.
         .allow_unsupported_maps()

@@ -11,8 +11,8 @@ use aya::{
 };
 use rustc_hash::{FxHashMap, FxHashSet};
 use trace_common::stats::{
-    ERRNO_STATS, ErrnoKey, SYSCALL_STATS, SYSCALL_STATS_TOTAL, StatsKey, SyscallStats, TASK_COMM,
-    TaskKey,
+    ERRNO_STATS, ErrnoKey, SYSCALL_HIST, SYSCALL_HIST_TOTAL, SYSCALL_STATS, SYSCALL_STATS_TOTAL,
+    StatsKey, SyscallHist, SyscallStats, TASK_COMM, TaskKey,
 };
 
 use crate::{kernel::loader::LoadError, output::summary::Section};
@@ -59,6 +59,8 @@ pub struct ThreadStats {
     stats: HashMap<MapData, StatsKey, SyscallStats>,
     errnos: HashMap<MapData, ErrnoKey, u64>,
     comms: HashMap<MapData, TaskKey, [u8; 16]>,
+    /// With --hist.
+    hists: Option<HashMap<MapData, StatsKey, SyscallHist>>,
     kept: Kept,
 }
 
@@ -68,6 +70,8 @@ pub struct Kept {
     pub rows: BTreeMap<StatsKey, SyscallStats>,
     pub errnos: BTreeMap<(TaskKey, u32), BTreeMap<u32, u64>>,
     pub comms: FxHashMap<TaskKey, [u8; 16]>,
+    /// With --hist: the rows' histograms, kept (or folded) as their rows are.
+    pub hists: Option<BTreeMap<StatsKey, SyscallHist>>,
     /// Threads whose numbers were all folded into [`FOLDED`]'s section.
     pub folded_threads: u64,
     /// Whether a thread had rows kept apart and rows folded (the one whose rows were
@@ -116,6 +120,24 @@ impl Kept {
             .or_default() += count;
     }
 
+    /// Joins a histogram to its row's: the folded one where the row was folded (the
+    /// rows go first).
+    pub fn add_hist(&mut self, key: StatsKey, hist: &SyscallHist) {
+        let key = if self.rows.contains_key(&key) {
+            key
+        } else {
+            StatsKey {
+                task: FOLDED,
+                ..key
+            }
+        };
+        self.hists
+            .get_or_insert_with(BTreeMap::new)
+            .entry(key)
+            .or_default()
+            .merge(hist);
+    }
+
     fn has_rows(&self, task: TaskKey) -> bool {
         let first = StatsKey {
             task,
@@ -148,9 +170,18 @@ impl Kept {
             mut rows,
             errnos,
             comms,
+            hists,
             folded_threads,
             straddled,
         } = self;
+        let (folded_hists, hists) = match hists {
+            Some(h) => {
+                let (folded, own): (BTreeMap<_, _>, BTreeMap<_, _>) =
+                    h.into_iter().partition(|(k, _)| k.task == FOLDED);
+                (Some(folded), Some(own))
+            }
+            None => (None, None),
+        };
         let folded_threads = folded_threads + u64::from(straddled);
         let (mut folded_errnos, errnos): (BTreeMap<_, Vec<_>>, BTreeMap<_, Vec<_>>) = errnos
             .into_iter()
@@ -163,13 +194,15 @@ impl Kept {
                 .filter_map(|k| Some((k, rows.remove(&k)?)))
                 .collect()
         };
-        let mut sections = crate::output::summary::sections(rows, errnos, false, |task| {
-            comms.get(&task).copied().unwrap_or([0; 16])
-        });
+        let mut sections =
+            crate::output::summary::sections_with_hists(rows, errnos, hists, false, |task| {
+                comms.get(&task).copied().unwrap_or([0; 16])
+            });
         if !folded_rows.is_empty() {
-            let folded = crate::output::summary::sections(
+            let folded = crate::output::summary::sections_with_hists(
                 folded_rows,
                 std::mem::take(&mut folded_errnos),
+                folded_hists,
                 false,
                 |_| [0; 16],
             );
@@ -185,12 +218,17 @@ impl Kept {
 }
 
 impl ThreadStats {
-    pub fn open(bpf: &Ebpf) -> Result<Self, LoadError> {
+    /// The maps; `hist` with --hist.
+    pub fn open(bpf: &Ebpf, hist: bool) -> Result<Self, LoadError> {
         Ok(Self {
             stats: own_hash_map(bpf, SYSCALL_STATS)?,
             errnos: own_hash_map(bpf, ERRNO_STATS)?,
             comms: own_hash_map(bpf, TASK_COMM)?,
-            kept: Kept::default(),
+            hists: hist.then(|| own_hash_map(bpf, SYSCALL_HIST)).transpose()?,
+            kept: Kept {
+                hists: hist.then(BTreeMap::new),
+                ..Kept::default()
+            },
         })
     }
 
@@ -216,6 +254,19 @@ impl ThreadStats {
             if let Ok(stats) = self.stats.get(&key, 0) {
                 self.kept.add_row(key, &stats);
                 let _ = self.stats.remove(&key);
+            }
+        }
+        if let Some(hists) = &mut self.hists {
+            let keys: Vec<StatsKey> = hists
+                .keys()
+                .filter_map(Result::ok)
+                .filter(|k| gone.contains(&k.task))
+                .collect();
+            for key in keys {
+                if let Ok(hist) = hists.get(&key, 0) {
+                    self.kept.add_hist(key, &hist);
+                    let _ = hists.remove(&key);
+                }
             }
         }
         let errnos: Vec<ErrnoKey> = self
@@ -245,6 +296,11 @@ impl ThreadStats {
         for (key, stats) in self.stats.iter().filter_map(Result::ok) {
             self.kept.add_row(key, &stats);
         }
+        if let Some(hists) = &self.hists {
+            for (key, hist) in hists.iter().filter_map(Result::ok) {
+                self.kept.add_hist(key, &hist);
+            }
+        }
         for (key, count) in self.errnos.iter().filter_map(Result::ok) {
             self.kept.add_errno(key, count);
         }
@@ -255,8 +311,9 @@ impl ThreadStats {
     }
 }
 
-/// The one section of a total summary (`-S`), summed over the CPUs.
-pub fn total_sections(bpf: &Ebpf) -> Result<Vec<Section>, LoadError> {
+/// The one section of a total summary (`-S`), summed over the CPUs; the histograms
+/// with `hist` (--hist).
+pub fn total_sections(bpf: &Ebpf, hist: bool) -> Result<Vec<Section>, LoadError> {
     let mut per_key: BTreeMap<StatsKey, SyscallStats> = BTreeMap::new();
     let m: PerCpuHashMap<&MapData, StatsKey, SyscallStats> =
         PerCpuHashMap::try_from(map(bpf, SYSCALL_STATS_TOTAL)?)
@@ -267,6 +324,21 @@ pub fn total_sections(bpf: &Ebpf) -> Result<Vec<Section>, LoadError> {
             merged.merge(v);
         }
     }
+    let hists = if hist {
+        let m: PerCpuHashMap<&MapData, StatsKey, SyscallHist> =
+            PerCpuHashMap::try_from(map(bpf, SYSCALL_HIST_TOTAL)?)
+                .map_err(bad_map(SYSCALL_HIST_TOTAL))?;
+        let mut hists: BTreeMap<StatsKey, SyscallHist> = BTreeMap::new();
+        for (key, values) in m.iter().filter_map(Result::ok) {
+            let merged = hists.entry(key).or_default();
+            for v in values.iter() {
+                merged.merge(v);
+            }
+        }
+        Some(hists)
+    } else {
+        None
+    };
     let errnos: HashMap<&MapData, ErrnoKey, u64> =
         HashMap::try_from(map(bpf, ERRNO_STATS)?).map_err(bad_map(ERRNO_STATS))?;
     let mut errno_rows: BTreeMap<(TaskKey, u32), Vec<(u32, u64)>> = BTreeMap::new();
@@ -276,9 +348,10 @@ pub fn total_sections(bpf: &Ebpf) -> Result<Vec<Section>, LoadError> {
             .or_default()
             .push((k.errno, count));
     }
-    Ok(crate::output::summary::sections(
+    Ok(crate::output::summary::sections_with_hists(
         per_key,
         errno_rows,
+        hists,
         true,
         |_| [0; 16],
     ))
@@ -350,6 +423,37 @@ mod tests {
         assert!(kept.straddled);
         let (_, folded) = kept.into_sections();
         assert_eq!(folded, 1);
+    }
+
+    #[test]
+    fn kept_histograms_join_their_rows() {
+        let key = StatsKey {
+            task: TaskKey {
+                tid: 7,
+                _pad: 0,
+                start_ns: 5,
+            },
+            nr: 39,
+            _pad: 0,
+        };
+        let mut s = SyscallStats::default();
+        s.add_call(1500, false, true);
+        let mut h = SyscallHist::default();
+        h.add(1500);
+        let mut kept = Kept {
+            hists: Some(BTreeMap::new()),
+            ..Kept::default()
+        };
+        // Two sweeps of the same thread's row (its numbers moved twice) add up.
+        for _ in 0..2 {
+            kept.add_row(key, &s);
+            kept.add_hist(key, &h);
+        }
+        kept.add_comm(key.task, [0; 16]);
+        let (sections, _) = kept.into_sections();
+        let hist = sections[0].rows[0].hist.unwrap();
+        assert_eq!((hist.calls(), sections[0].rows[0].stats.calls), (2, 2));
+        assert_eq!(hist.buckets[trace_common::stats::hist_bucket(1500)], 2);
     }
 
     #[test]

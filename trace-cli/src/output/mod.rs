@@ -3,6 +3,7 @@
 pub mod callchain;
 pub mod fault;
 pub mod formatter;
+pub mod histogram;
 pub mod json;
 pub mod json_args;
 pub mod json_structs;

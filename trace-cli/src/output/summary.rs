@@ -4,7 +4,7 @@ use std::fmt::Write as _;
 
 use std::collections::BTreeMap;
 
-use trace_common::stats::{STATS_NR_FAULTS, StatsKey, SyscallStats, TaskKey};
+use trace_common::stats::{STATS_NR_FAULTS, StatsKey, SyscallHist, SyscallStats, TaskKey};
 
 use crate::decode::{errno::ErrnoTable, syscall_table};
 
@@ -14,6 +14,8 @@ pub struct Row {
     pub stats: SyscallStats,
     /// (errno name, count), in errno order; shown with --errno-summary.
     pub errnos: Vec<(String, u64)>,
+    /// The durations' log2 histogram; with --hist.
+    pub hist: Option<SyscallHist>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -176,6 +178,10 @@ pub fn render(out: &mut String, mut sections: Vec<Section>, opts: &SummaryOption
                     let _ = writeln!(out, "\t\t\t\t{name}: {count}");
                 }
             }
+            if let Some(hist) = &row.hist {
+                super::histogram::render(out, hist, "     ");
+                out.push('\n');
+            }
         }
         out.push_str("\n\n");
     }
@@ -245,6 +251,9 @@ pub fn render_json(out: &mut String, mut sections: Vec<Section>, opts: &SummaryO
                             .collect();
                         r["errnos"] = Value::Object(errnos);
                     }
+                    if let Some(hist) = &row.hist {
+                        r["histogram"] = super::histogram::json(hist);
+                    }
                     r
                 })
                 .collect();
@@ -290,7 +299,19 @@ fn title_tid(t: &Title) -> u32 {
 /// exited thread had and a new one took gets a section for each.
 pub fn sections(
     per_key: BTreeMap<StatsKey, SyscallStats>,
+    errno_rows: BTreeMap<(TaskKey, u32), Vec<(u32, u64)>>,
+    total: bool,
+    comm_of: impl Fn(TaskKey) -> [u8; 16],
+) -> Vec<Section> {
+    sections_with_hists(per_key, errno_rows, None, total, comm_of)
+}
+
+/// [`sections`], each row with its histogram from `hists` (--hist; an empty one for a
+/// row the map had none for).
+pub fn sections_with_hists(
+    per_key: BTreeMap<StatsKey, SyscallStats>,
     mut errno_rows: BTreeMap<(TaskKey, u32), Vec<(u32, u64)>>,
+    mut hists: Option<BTreeMap<StatsKey, SyscallHist>>,
     total: bool,
     comm_of: impl Fn(TaskKey) -> [u8; 16],
 ) -> Vec<Section> {
@@ -314,10 +335,12 @@ pub fn sections(
                 (name, n)
             })
             .collect();
+        let hist = hists.as_mut().map(|h| h.remove(&key).unwrap_or_default());
         sections.entry(key.task).or_default().push(Row {
             name,
             stats,
             errnos,
+            hist,
         });
     }
     sections
@@ -362,6 +385,7 @@ mod tests {
             name: name.into(),
             stats: s,
             errnos: vec![],
+            hist: None,
         }
     }
 
@@ -580,6 +604,7 @@ mod tests {
                     name: "openat".into(),
                     stats: stats(&[5, 5], 2),
                     errnos: vec![("ENOENT".into(), 2)],
+                    hist: None,
                 },
                 row("read", stats(&[1], 0)),
             ],
@@ -614,6 +639,7 @@ mod tests {
                     name: "openat".into(),
                     stats: stats(&vec![2000; n], 1),
                     errnos: vec![("ENOENT".into(), 1)],
+                    hist: None,
                 },
                 row("read", stats(&[1000], 0)),
             ],

@@ -208,7 +208,7 @@ impl<'c, R: BufRead> Replay<'c, R> {
     /// is an error once what came before it is out.
     pub fn run(mut self, out: &mut impl Write) -> Result<(), ReplayError> {
         let cfg = self.cfg;
-        let mut tally = cfg.summary.as_ref().map(|s| Tally::new(s.total));
+        let mut tally = cfg.summary.as_ref().map(|s| Tally::new(s.total, s.hist));
         // -s alone with --timeline: the calls go to the timeline only.
         let only_summary = cfg.summary.as_ref().is_some_and(|s| s.only) && cfg.timeline.is_none();
         let mut item = Vec::with_capacity(8192);

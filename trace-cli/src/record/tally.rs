@@ -10,7 +10,7 @@ use rustc_hash::FxHashMap;
 use trace_common::{
     SyscallRecord,
     record::{KIND_SYSCALL, REC_PENDING},
-    stats::{StatsKey, SyscallStats, TaskKey},
+    stats::{StatsKey, SyscallHist, SyscallStats, TaskKey},
 };
 
 use crate::{
@@ -24,12 +24,15 @@ pub struct Tally {
     per_key: BTreeMap<StatsKey, SyscallStats>,
     errnos: BTreeMap<(TaskKey, u32), BTreeMap<u32, u64>>,
     comms: FxHashMap<u32, [u8; 16]>,
+    /// With --hist: each call's duration in its bucket, as the kernel counts live.
+    hists: Option<BTreeMap<StatsKey, SyscallHist>>,
 }
 
 impl Tally {
-    pub fn new(total: bool) -> Self {
+    pub fn new(total: bool, hist: bool) -> Self {
         Self {
             total,
+            hists: hist.then(BTreeMap::new),
             ..Self::default()
         }
     }
@@ -53,6 +56,7 @@ impl Tally {
             (true, true) => {
                 let dur = rec.exit_ns.saturating_sub(rec.enter_ns);
                 self.stats(key, rec).add_call(dur, failed, true);
+                self.hist(key, dur);
             }
             (false, true) => {
                 let fork = syscall_table::name(rec.nr).is_some_and(classes::is_fork);
@@ -60,6 +64,7 @@ impl Tally {
                     return;
                 }
                 self.stats(key, rec).add_call(0, failed, false);
+                self.hist(key, 0);
             }
             (true, false) => self.stats(key, rec).enter_only += 1,
             (false, false) => return,
@@ -79,6 +84,12 @@ impl Tally {
         self.per_key.entry(key).or_default()
     }
 
+    fn hist(&mut self, key: StatsKey, dur_ns: u64) {
+        if let Some(h) = &mut self.hists {
+            h.entry(key).or_default().add(dur_ns);
+        }
+    }
+
     pub fn sections(self) -> Vec<Section> {
         let errnos = self
             .errnos
@@ -86,9 +97,13 @@ impl Tally {
             .map(|(k, v)| (k, v.into_iter().collect()))
             .collect();
         let comms = self.comms;
-        crate::output::summary::sections(self.per_key, errnos, self.total, |task| {
-            comms.get(&task.tid).copied().unwrap_or([0; 16])
-        })
+        crate::output::summary::sections_with_hists(
+            self.per_key,
+            errnos,
+            self.hists,
+            self.total,
+            |task| comms.get(&task.tid).copied().unwrap_or([0; 16]),
+        )
     }
 }
 
@@ -122,7 +137,7 @@ mod tests {
         let clone = syscall_table::number("clone").unwrap();
         let exit_group = syscall_table::number("exit_group").unwrap();
         let both = REC_HAS_ENTRY | REC_HAS_EXIT;
-        let mut t = Tally::new(false);
+        let mut t = Tally::new(false, true);
         t.add(&rec(openat, both, 100, 300, 3));
         t.add(&rec(openat, both, 400, 500, -2));
         t.add(&rec(openat, REC_HAS_EXIT, 0, 900, 3));
@@ -142,6 +157,10 @@ mod tests {
             (3, 1, 300, 1)
         );
         assert_eq!(open.errnos, [("ENOENT".to_string(), 1)]);
+        // The histogram holds every call: 200 ns, 100 ns, and 0 for the exit alone.
+        let h = open.hist.unwrap();
+        assert_eq!(h.calls(), open.stats.calls);
+        assert_eq!((h.buckets[0], h.buckets[7], h.buckets[8]), (1, 1, 1));
         assert!(s[0].rows.iter().all(|r| r.name != "clone"));
         // openat: 2 + 2 + 1 events, exit_group 1.
         assert_eq!(s[0].events(), 6);

@@ -236,6 +236,9 @@ fn summary_flags(summary: Option<&crate::config::Summary>, timeline: bool) -> u3
     if s.errno {
         flags |= SUMMARY_ERRNO;
     }
+    if s.hist {
+        flags |= trace_common::stats::SUMMARY_HIST;
+    }
     flags
 }
 
@@ -267,6 +270,10 @@ mod tests {
         assert_eq!(
             flags(&["--errno-summary"]),
             SUMMARY_AGGREGATE | SUMMARY_ERRNO
+        );
+        assert_eq!(
+            flags(&["-s", "--hist"]),
+            SUMMARY_AGGREGATE | trace_common::stats::SUMMARY_HIST
         );
     }
 }

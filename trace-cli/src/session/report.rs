@@ -52,7 +52,7 @@ pub(super) fn thread_stats(
     bpf: &Ebpf,
 ) -> Result<Option<stats_maps::ThreadStats>, SessionError> {
     Ok(match &cfg.summary {
-        Some(s) if !s.total => Some(stats_maps::ThreadStats::open(bpf)?),
+        Some(s) if !s.total => Some(stats_maps::ThreadStats::open(bpf, s.hist)?),
         _ => None,
     })
 }
@@ -74,7 +74,7 @@ pub(super) fn summary(
             folded_threads = folded;
             sections
         }
-        None => stats_maps::total_sections(bpf)?,
+        None => stats_maps::total_sections(bpf, summary.hist)?,
     };
     let mut text = String::new();
     let opts = SummaryOptions {

@@ -117,13 +117,14 @@ impl Tracer {
 const FAULTS: &[&str] = &["-F", "all", "--no-syscalls"];
 const CHAINS: &[&str] = &["--call-graph", "fp"];
 
-const TRACERS: [Tracer; 18] = [
+const TRACERS: [Tracer; 19] = [
     Tracer::Untraced,
     Tracer::Floor("count"),
     Tracer::Floor("duration"),
     Tracer::Floor("openat"),
     Tracer::Rtrace(&[]),
     Tracer::Rtrace(&["-s"]),
+    Tracer::Rtrace(&["-s", "--hist"]),
     Tracer::Rtrace(&["-e", "openat"]),
     Tracer::RtraceEvents(&["-e", "openat"]),
     Tracer::Rtrace(FAULTS),
