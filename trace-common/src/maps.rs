@@ -53,6 +53,22 @@ pub const SYSCALL_INDEXES: u32 = 2 * COMPAT_BASE;
 pub const ARM_PRIVATE_BASE: u32 = 0xf0000;
 pub const ARM_PRIVATE_SLOTS: u32 = 16;
 pub const ARM_PRIVATE_INDEX: u32 = SYSCALL_INDEXES - ARM_PRIVATE_SLOTS;
+/// A number in `COMPAT_BASE..SYSCALL_INDEXES` that is no index (a native call's number
+/// that high, or a 32-bit task's past its table but ARM's private calls: each is ENOSYS
+/// or unknown) takes this bit, so that it is named `syscall_<number>` and not taken for a
+/// call of the 32-bit table. (A raw number with the bit already set and the same low
+/// bits would read the same: none is a call.)
+pub const STRAY_NR: u32 = 1 << 31;
+
+/// The number a stray index stands for (see [`STRAY_NR`]), or the index itself.
+pub const fn stray_number(idx: u32) -> u32 {
+    let nr = idx & !STRAY_NR;
+    if idx & STRAY_NR != 0 && nr >= COMPAT_BASE && nr < SYSCALL_INDEXES {
+        nr
+    } else {
+        idx
+    }
+}
 /// Per-CPU array of [`COUNTER_SLOTS`] u64 counters, indexed by `COUNTER_*`.
 pub const COUNTERS: &str = "counters";
 

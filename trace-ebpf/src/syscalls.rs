@@ -21,7 +21,7 @@ use trace_common::{
         ARM_PRIVATE_BASE, ARM_PRIVATE_INDEX, ARM_PRIVATE_SLOTS, CLASS_BLOCKING, CLASS_EXEC,
         CLASS_EXIT, CLASS_FORK, CLASS_VFORK_IN_ARG, CLASS_VFORK_IN_STRUCT, CLONE_VFORK,
         COMPAT_BASE, COUNTER_DROPPED, COUNTER_LOST_TASKS, COUNTER_LOST_UNSEEN, HANDOFFS_SETTLED,
-        TRACE_ARM_ON_EXEC,
+        STRAY_NR, SYSCALL_INDEXES, TRACE_ARM_ON_EXEC,
     },
     record::{
         InflightCall, KIND_EXEC_ENV, KIND_EXEC_READS, KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT,
@@ -50,6 +50,9 @@ fn syscall_index(nr: u32, compat: bool) -> u32 {
         && nr.wrapping_sub(ARM_PRIVATE_BASE) < ARM_PRIVATE_SLOTS
     {
         ARM_PRIVATE_INDEX + (nr - ARM_PRIVATE_BASE)
+    } else if (COMPAT_BASE..SYSCALL_INDEXES).contains(&nr) {
+        // No call has it: not to be taken for one of the 32-bit indexes.
+        nr | STRAY_NR
     } else {
         nr
     }

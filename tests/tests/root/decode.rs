@@ -1655,3 +1655,52 @@ fn values_strace_names_are_named() {
         "the sticky directory's mode{r}"
     );
 }
+
+/// A native number where no native call is, but where the 32-bit table's indexes lie
+/// (1024 + its number), is that number, not a 32-bit call: before, syscall(1044) was
+/// shown as i386's (or arm's) `getpid()` and, on arm64, syscall(2037) as ARM's `set_tls`.
+#[test]
+fn numbers_no_call_has_are_shown_as_numbers() {
+    if !bpf_ready("numbers_no_call_has_are_shown_as_numbers") {
+        return;
+    }
+    let dir = scratch_dir("stray");
+    let (cc, bin) = compile_c(
+        &dir,
+        "stray",
+        r#"#include <sys/syscall.h>
+#include <unistd.h>
+int main(void) {
+    syscall(1044);
+    syscall(2037);
+    syscall(5000);
+    return 0;
+}
+"#,
+        &[],
+    );
+    assert_eq!(cc.code(), Some(0), "{cc}");
+    let r = run(rtrace().arg("--").arg(&bin), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    for nr in [1044, 2037, 5000] {
+        let name = format!("syscall_{nr}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.name == name && l.ret.starts_with("-1 ENOSYS")),
+            "{name}{r}"
+        );
+    }
+    assert!(
+        lines
+            .iter()
+            .all(|l| l.name != "getpid" && l.name != "set_tls"),
+        "{r}"
+    );
+    // The summary names them so too.
+    let s = run(rtrace().arg("-s").arg("--").arg(&bin), LIMIT);
+    assert!(s.stderr.contains(" syscall_1044 "), "{s}");
+    assert!(!s.stderr.contains(" getpid "), "{s}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -292,7 +292,22 @@ fn syscall_entry_events_are_decoded_as_their_call() {
             .any(|l| l.contains("filename: \"/etc/hostname\"")),
         "{r}"
     );
-    // Beside the call itself, and in a summary's run (which reads no call's records).
+    // Beside the call itself (its plan read for both), and in a summary's run (which
+    // reads no call's records).
+    let r = traced(&["-e", "openat,syscalls:sys_enter_openat"]);
+    assert!(
+        event_lines(&r.stderr, "syscalls:sys_enter_openat")
+            .iter()
+            .any(|l| l.contains("filename: \"/etc/hostname\"")),
+        "{r}"
+    );
+    assert!(
+        r.stderr
+            .lines()
+            .filter_map(parse_line)
+            .any(|l| l.name == "openat" && l.args.contains("filename: \"/etc/hostname\"")),
+        "{r}"
+    );
     let r = traced(&["-s", "-e", "syscalls:sys_enter_openat"]);
     assert!(
         event_lines(&r.stderr, "syscalls:sys_enter_openat")

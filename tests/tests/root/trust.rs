@@ -434,4 +434,18 @@ fn a_low_soft_fd_limit_is_raised_for_rtrace_alone() {
     assert_eq!(r.code(), Some(0), "{r}");
     assert_eq!(r.stdout.trim(), "12 4096", "{r}");
     assert!(r.stderr.contains("exit_group("), "{r}");
+    // Raised and still short: the hard limit is what to raise.
+    let r = run(
+        std::process::Command::new("sh")
+            .env("PERF_CONFIG", "/dev/null")
+            .args(["-c", "ulimit -S -n 8; ulimit -H -n 16; exec \"$0\" -- true"])
+            .arg(&bin),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(1), "{r}");
+    assert!(
+        r.stderr
+            .contains("the hard limit, ulimit -Hn, is 16; rtrace raised its soft limit to it"),
+        "{r}"
+    );
 }

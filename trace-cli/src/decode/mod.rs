@@ -214,6 +214,7 @@ impl<S: FormatSource> Catalog<S> {
     /// `syscall_<nr>` with raw arguments for a number the tables do not name.
     fn describe(&mut self, nr: u32) -> SyscallInfo {
         let Some(name) = syscall_table::name(nr) else {
+            let nr = trace_common::maps::stray_number(nr);
             return SyscallInfo::new(&format!("syscall_{nr}"), None);
         };
         let source = &mut self.source;
@@ -256,6 +257,9 @@ mod tests {
         let mut c = Catalog::new(Fixed);
         assert_eq!(c.get(u32::MAX).name, "syscall_4294967295");
         assert_eq!(c.get(syscall_table::MAX_NR).name, "syscall_2048");
+        // A native number where the 32-bit indexes lie: the kernel side marks it stray.
+        let stray = trace_common::maps::STRAY_NR | 2037;
+        assert_eq!(c.get(stray).name, "syscall_2037");
         // A 32-bit arm task's private calls, in the last indexes.
         #[cfg(target_arch = "aarch64")]
         assert_eq!(

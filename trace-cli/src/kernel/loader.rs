@@ -224,12 +224,21 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
             .load()
             .map_err(|source| LoadError::Attach { name, source })?;
     }
-    for name in [EVENT_PROGRAM, SYSCALL_EVENT_PROGRAM] {
-        if s.events.iter().any(|e| e.program() == name) {
-            program::<TracePoint>(&mut bpf, name)?
-                .load()
-                .map_err(LoadError::EventsNeedCookies)?;
-        }
+    // tp_event is small: where it fails, the kernel lacks attach cookies. The syscall
+    // entry events' program reads what the call's plan says: its failure is its own.
+    if s.events.iter().any(|e| e.program() == EVENT_PROGRAM) {
+        program::<TracePoint>(&mut bpf, EVENT_PROGRAM)?
+            .load()
+            .map_err(LoadError::EventsNeedCookies)?;
+    }
+    if s.events
+        .iter()
+        .any(|e| e.program() == SYSCALL_EVENT_PROGRAM)
+    {
+        let name = SYSCALL_EVENT_PROGRAM;
+        program::<TracePoint>(&mut bpf, name)?
+            .load()
+            .map_err(|source| LoadError::Attach { name, source })?;
     }
     Ok(bpf)
 }

@@ -70,6 +70,12 @@ fn errno_in(e: &(dyn Error + 'static)) -> Option<i32> {
 /// The sentence for an errno that means a limit, with the limit read now.
 fn why(errno: i32) -> Option<String> {
     Some(match errno {
+        // rtrace raised its soft limit to the hard one already: only the hard one can
+        // be raised further.
+        libc::EMFILE if RAISED.load(Ordering::Relaxed) => format!(
+            "too many open files (the hard limit, ulimit -Hn, is {}; rtrace raised its soft limit to it): rtrace needs a descriptor per map, program and CPU — raise the hard limit, e.g. ulimit -Hn 4096",
+            nofile_limit().map_or("unknown".into(), |n| n.to_string())
+        ),
         libc::EMFILE => format!(
             "too many open files (ulimit -n is {}): rtrace needs a descriptor per map, program and CPU — raise it, e.g. ulimit -n 4096",
             nofile_limit().map_or("unknown".into(), |n| n.to_string())

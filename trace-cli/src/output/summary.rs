@@ -323,8 +323,10 @@ pub fn sections_with_hists(
             sections.entry(key.task).or_default();
             continue;
         }
-        let name = syscall_table::name(key.nr)
-            .map_or_else(|| format!("syscall_{}", key.nr), str::to_string);
+        let name = syscall_table::name(key.nr).map_or_else(
+            || format!("syscall_{}", trace_common::maps::stray_number(key.nr)),
+            str::to_string,
+        );
         let mut errs = errno_rows.remove(&(key.task, key.nr)).unwrap_or_default();
         errs.sort_unstable();
         let errnos = errs
