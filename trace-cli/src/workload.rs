@@ -117,8 +117,8 @@ impl Workload {
         // SAFETY: getpid has no preconditions.
         let parent = unsafe { libc::getpid() };
         // SAFETY: rtrace is single-threaded here; the child only makes async-signal-safe
-        // calls (close, prctl, getppid, read, signal, execv, write, _exit) on memory
-        // prepared before the fork.
+        // calls (close, dup2, setrlimit, prctl, getppid, read, signal, execv, write,
+        // _exit) on memory prepared before the fork.
         let pid = unsafe { libc::fork() };
         if pid < 0 {
             return Err(WorkloadError::Spawn(io::Error::last_os_error()));

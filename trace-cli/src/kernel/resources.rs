@@ -130,8 +130,17 @@ pub fn restore_fd_limit() {
         rlim_cur: INHERITED_NOFILE[0].load(Ordering::Relaxed),
         rlim_max: INHERITED_NOFILE[1].load(Ordering::Relaxed),
     };
-    // SAFETY: a valid rlimit, lowering the soft limit only.
-    unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) };
+    // SAFETY: a valid rlimit, lowering the soft limit only; the syscall itself (a libc
+    // wrapper may take locks to set it in every thread, as musl's can).
+    unsafe {
+        libc::syscall(
+            libc::SYS_prlimit64,
+            0,
+            libc::RLIMIT_NOFILE,
+            &lim as *const libc::rlimit,
+            std::ptr::null_mut::<libc::rlimit>(),
+        )
+    };
 }
 
 /// The soft limit on open files.
