@@ -11,9 +11,9 @@ use aya_ebpf::{
 use trace_common::{
     maps::COUNTER_STATS_LOST,
     stats::{
-        ERRNO_ENTRIES, ErrnoKey, STATS_ENTRIES, STATS_NR_FAULTS, STATS_TOTAL_ENTRIES,
-        HIST_BUCKETS, SUMMARY_AGGREGATE, SUMMARY_ERRNO, SUMMARY_HIST, SUMMARY_RECORDS,
-        SUMMARY_TOTAL, StatsKey, SyscallHist, SyscallStats, TaskKey, hist_bucket,
+        ERRNO_ENTRIES, ErrnoKey, HIST_BUCKETS, STATS_ENTRIES, STATS_NR_FAULTS, STATS_TOTAL_ENTRIES,
+        SUMMARY_AGGREGATE, SUMMARY_ERRNO, SUMMARY_HIST, SUMMARY_RECORDS, SUMMARY_TOTAL, StatsKey,
+        SyscallHist, SyscallStats, TaskKey, hist_bucket,
     },
 };
 
