@@ -177,8 +177,19 @@ fn a_stopped_trace_leaves_a_whole_timeline() {
     let sleeper = python("import time\nwhile True: time.sleep(0.5)");
     let pid = sleeper.pid().to_string();
     let t = Tracer::start(&["--timeline", file.to_str().unwrap(), "-p", &pid]);
-    // Long enough for a sleep to begin after tracing did.
-    thread::sleep(Duration::from_millis(1300));
+    // Until a sleep that began after tracing did has ended (a line with its time, not
+    // the `?` of one already under way): the next has begun then, and its entry was
+    // seen. A fixed wait was not enough under an emulated kernel, where start-up and
+    // the reader are slow.
+    let whole_sleep = |s: &str| {
+        s.lines()
+            .any(|l| l.contains(" ms): python3/") && l.contains("sleep("))
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !whole_sleep(&t.stderr()) && std::time::Instant::now() < deadline {
+        thread::sleep(Duration::from_millis(50));
+    }
+    thread::sleep(Duration::from_millis(100));
     let r = t.stop();
     assert_eq!(r.code(), Some(0), "{r}");
     let events = read_events(&file);
