@@ -141,7 +141,6 @@ fn describe(cmd: &Command) -> String {
     s
 }
 
-/// Runs to completion with a time limit (killing it past the limit).
 /// `cmd` set to run without address randomization on arm64 (inherited by what it
 /// starts). There the dynamic loader maps each library (its segments 64 KiB aligned)
 /// larger than it is and unmaps the unaligned ends: one munmap or two, as the
@@ -161,6 +160,7 @@ pub fn one_layout(cmd: &mut Command) -> &mut Command {
     cmd
 }
 
+/// Runs to completion with a time limit (killing it past the limit).
 pub fn run(cmd: &mut Command, limit: Duration) -> Run {
     let desc = describe(cmd);
     let child = cmd
