@@ -144,6 +144,47 @@ fn x86_64_binaries(root: &Path, filter: &[String]) -> Result<vm::Binaries> {
     })
 }
 
+/// The binary as a user installs it: unpacked from the tarball and from the .deb under
+/// `dir/shipped`, the two copies checked to be the same bytes; the tarball's path.
+fn shipped_binary(built: &crate::dist::Built, dir: &Path) -> Result<PathBuf> {
+    let out = dir.join("shipped");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(out.join("deb"))?;
+    run_step(
+        "unpack the tarball",
+        Command::new("tar")
+            .arg("-xzf")
+            .arg(&built.tarball)
+            .arg("-C")
+            .arg(&out),
+    )?;
+    run_step(
+        "unpack the .deb",
+        Command::new("dpkg-deb")
+            .arg("-x")
+            .arg(&built.deb)
+            .arg(out.join("deb")),
+    )?;
+    let stem = crate::dist::tarball::stem(built.arch);
+    let from_tar = out.join(&stem).join("rtrace");
+    let from_deb = out.join("deb/usr/bin/rtrace");
+    let read = |p: &Path| std::fs::read(p).with_context(|| format!("reading {}", p.display()));
+    if read(&from_tar)? != read(&from_deb)? {
+        anyhow::bail!(
+            "the tarball's rtrace and the .deb's differ: {} and {}",
+            built.tarball.display(),
+            built.deb.display()
+        );
+    }
+    println!(
+        "xtask: {} tests the rtrace of {} (the same bytes as in {})",
+        built.arch.name,
+        built.tarball.display(),
+        built.deb.display()
+    );
+    Ok(from_tar)
+}
+
 /// Another architecture's guest runs what `cargo xtask dist` ships for it (the static
 /// binary in its tarball and .deb) and the root tests cross-built the same way; without
 /// a filter, the named subset ([`vm::ARM64_SUBSET`]).
@@ -157,11 +198,8 @@ fn cross_binaries(
         .find(|a| a.triple == arch.triple)
         .with_context(|| format!("dist builds nothing for {}", arch.triple))?;
     let made = crate::dist::dist(&[dist_arch], false)?;
-    let rtrace = made
-        .of(dist_arch.name)
-        .context("dist made no binary")?
-        .bin
-        .clone();
+    let built = made.of(dist_arch.name).context("dist made no binary")?;
+    let rtrace = shipped_binary(built, &root.join("target/kernels").join(arch.name))?;
     let cross = crate::dist::toolchain::ensure(&[arch.triple])?;
     let json = crate::dist::toolchain::build_tests(&cross, root, arch.triple, "rtrace-tests")?;
     let tests = vm::test_executable(&json, "root").with_context(|| {

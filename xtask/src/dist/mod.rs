@@ -6,7 +6,7 @@
 mod deb;
 mod image;
 pub use image::tag as image_tag;
-mod tarball;
+pub mod tarball;
 pub mod toolchain;
 
 use std::{
