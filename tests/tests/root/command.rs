@@ -189,7 +189,7 @@ fn the_last_event_is_never_lost() {
         return;
     }
     // perf's own exit-race test, ten times.
-    for _ in 0..20 {
+    for _ in 0..10 {
         let r = run(rtrace().args(["--no-comm", "--", "true"]), LIMIT);
         assert_eq!(r.code(), Some(0), "{r}");
         let last = r
