@@ -371,7 +371,7 @@ fn a_browser_viewer_opens_the_timeline() {
             LIMIT,
         )
     };
-    let page = browse(&["--dump-dom"]);
+    let page = browse(&["--virtual-time-budget=5000", "--dump-dom"]);
     assert!(
         page.stderr
             .contains("Importing as Trace Event Format profile"),
