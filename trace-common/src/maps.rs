@@ -37,6 +37,15 @@ pub const CLASS_VFORK_IN_ARG: u32 = 32;
 /// clone3: the same, with the flags in the first u64 of the `struct clone_args` its
 /// first argument points to (glibc's posix_spawn is such a clone3).
 pub const CLASS_VFORK_IN_STRUCT: u32 = 64;
+/// The call returns a new fd whose file /proc names by its inode (`socket:[ino]`):
+/// at a successful exit the kernel side puts that inode's number in the record's
+/// `args[5]` (see `record::REC_FD_INODES`).
+pub const CLASS_FD_INODE_RET: u32 = 128;
+/// The call writes two such fds to the `int[2]` its first argument points to (pipe,
+/// pipe2): their inodes go in `args[4]` and `args[5]`.
+pub const CLASS_FD_INODE_PAIR_ARG0: u32 = 256;
+/// The same, with the `int[2]` at the fourth argument (socketpair).
+pub const CLASS_FD_INODE_PAIR_ARG3: u32 = 512;
 /// CLONE_VFORK, the same on every architecture (include/uapi/linux/sched.h).
 pub const CLONE_VFORK: u64 = 0x4000;
 
@@ -176,4 +185,14 @@ pub mod globals {
     pub const WAKEUP_BYTES: &str = "WAKEUP_BYTES";
     /// u32: `record::STACK_*` bits: which call chains go before the records (`--call-graph`).
     pub const CALL_GRAPH: &str = "CALL_GRAPH";
+    /// u32 each: byte offsets, from the kernel's BTF, of the fields that lead from the
+    /// current task to an fd's inode number (`task_struct.files`, `files_struct.fdt`,
+    /// `fdtable.max_fds`, `fdtable.fd`, `file.f_inode`, `inode.i_ino`), for the
+    /// `CLASS_FD_INODE_*` calls. `FILES_OFF` 0: not found, no inode is read.
+    pub const TASK_FILES_OFF: &str = "TASK_FILES_OFF";
+    pub const FILES_FDT_OFF: &str = "FILES_FDT_OFF";
+    pub const FDT_MAX_FDS_OFF: &str = "FDT_MAX_FDS_OFF";
+    pub const FDT_FD_OFF: &str = "FDT_FD_OFF";
+    pub const FILE_INODE_OFF: &str = "FILE_INODE_OFF";
+    pub const INODE_INO_OFF: &str = "INODE_INO_OFF";
 }

@@ -13,6 +13,11 @@ pub const REC_HAS_EXIT: u16 = 2;
 /// the reader can show it as unfinished (`name(args) ...`) while other lines come;
 /// the call's full record follows at its exit.
 pub const REC_PENDING: u16 = 4;
+/// `SyscallRecord::flags`: the call made fds that /proc names by their inode (see
+/// `maps::CLASS_FD_INODE_*`), and the kernel read those inodes' numbers: `args[5]` for
+/// the returned fd, `args[4]` and `args[5]` for a pair. The call's own arguments end
+/// before them.
+pub const REC_FD_INODES: u16 = 8;
 
 /// `SyscallRecord::kind` of a syscall record.
 pub const KIND_SYSCALL: u16 = 1;

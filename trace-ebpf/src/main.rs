@@ -19,6 +19,7 @@
 mod augment;
 mod events;
 mod faults;
+mod fd_inode;
 mod floors;
 mod lifecycle;
 mod maps;

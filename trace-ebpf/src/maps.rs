@@ -116,6 +116,18 @@ pub static BPRM_FILENAME_OFF: Global<u32> = Global::new(0);
 pub static WAKEUP_BYTES: Global<u64> = Global::new(1 << 20);
 #[unsafe(no_mangle)]
 pub static EXEC_ENVP: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static TASK_FILES_OFF: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static FILES_FDT_OFF: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static FDT_MAX_FDS_OFF: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static FDT_FD_OFF: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static FILE_INODE_OFF: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static INODE_INO_OFF: Global<u32> = Global::new(0);
 
 #[inline(always)]
 pub fn bump(slot: u32) {

@@ -226,7 +226,7 @@ fn on_exit<C: EbpfContext>(
     if let Some(slot) = INFLIGHT.current(false)
         && slot.enter_ns != 0
     {
-        let call = *slot;
+        let mut call = *slot;
         slot.enter_ns = 0;
         let ids = current_ids()?;
         let now = now_ns();
@@ -248,21 +248,17 @@ fn on_exit<C: EbpfContext>(
             emit_exec_reads(regs, &ids, call.nr, now, kernel_tid);
         }
         call_chain(ctx, &ids, now);
+        let mut flags = REC_HAS_ENTRY | REC_HAS_EXIT;
+        if summary::wants_records() {
+            flags |= crate::fd_inode::fill(call.class, &mut call.args, ret);
+        }
         if summary::wants_records()
             && !exec_done
             && let Some(plan) = augment::plan(call.nr)
         {
-            emit_augmented(&plan, &ids, &call, now, ret);
+            emit_augmented(&plan, &ids, &call, now, ret, flags);
         } else {
-            emit(
-                REC_HAS_ENTRY | REC_HAS_EXIT,
-                call.nr,
-                &ids,
-                call.enter_ns,
-                now,
-                &call.args,
-                ret,
-            );
+            emit(flags, call.nr, &ids, call.enter_ns, now, &call.args, ret);
         }
         return Some(());
     }
@@ -411,8 +407,14 @@ fn emit(flags: u16, nr: u32, ids: &Ids, enter_ns: u64, exit_ns: u64, args: &[u64
 /// A returned call whose plan copies user memory: the record and its slots, sized to
 /// what was read.
 #[inline(always)]
-fn emit_augmented(plan: &AugPlan, ids: &Ids, call: &InflightCall, exit_ns: u64, ret: i64) {
-    let flags = REC_HAS_ENTRY | REC_HAS_EXIT;
+fn emit_augmented(
+    plan: &AugPlan,
+    ids: &Ids,
+    call: &InflightCall,
+    exit_ns: u64,
+    ret: i64,
+    flags: u16,
+) {
     let mut rec = record(flags, call.nr, ids, call.enter_ns, exit_ns, &call.args, ret);
     if let Some(bytes) = augment::assemble(&mut rec, plan, &call.args) {
         output(bytes);

@@ -2,11 +2,12 @@
 //! calls `-e` selects, which may block, and the few the programs treat specially.
 
 use trace_common::maps::{
-    CLASS_BLOCKING, CLASS_EXEC, CLASS_EXIT, CLASS_FORK, CLASS_SELECTED, CLASS_VFORK_IN_ARG,
-    CLASS_VFORK_IN_STRUCT, SYSCALL_INDEXES,
+    CLASS_BLOCKING, CLASS_EXEC, CLASS_EXIT, CLASS_FD_INODE_PAIR_ARG0, CLASS_FD_INODE_PAIR_ARG3,
+    CLASS_FD_INODE_RET, CLASS_FORK, CLASS_SELECTED, CLASS_VFORK_IN_ARG, CLASS_VFORK_IN_STRUCT,
+    SYSCALL_INDEXES,
 };
 
-use crate::decode::syscall_table;
+use crate::decode::{fd_effect, syscall_table};
 
 /// Calls that may block for long: their entry is shown as unfinished (`wait4(...) ...`)
 /// when other lines come before they return, as perf shows them.
@@ -72,6 +73,31 @@ pub fn is_fork(name: &str) -> bool {
         .any(|(names, class)| *class == CLASS_FORK && names.contains(&name))
 }
 
+/// The class that has the kernel side read the inodes of the new fds of `name` (see
+/// `fd_effect::named_by_inode`), if it makes fds named by inode.
+fn fd_inode_class(name: &str) -> u32 {
+    match fd_effect::named_by_inode().find(|(n, _)| *n == name) {
+        None => 0,
+        Some((_, false)) => CLASS_FD_INODE_RET,
+        Some((_, true)) => match pair_arg(name) {
+            Some(0) => CLASS_FD_INODE_PAIR_ARG0,
+            Some(3) => CLASS_FD_INODE_PAIR_ARG3,
+            _ => 0,
+        },
+    }
+}
+
+/// Where pipe, pipe2 and socketpair write their fds, on every architecture rtrace
+/// knows (their tracefs formats say the same: `fildes` first, socketpair's `usockvec`
+/// fourth).
+fn pair_arg(name: &str) -> Option<usize> {
+    match name {
+        "pipe" | "pipe2" => Some(0),
+        "socketpair" => Some(3),
+        _ => None,
+    }
+}
+
 /// (syscall index, class bits) for every index with a bit set. `selection` is `-e`'s
 /// list of indexes; `unfinished` asks for the blocking calls' entries.
 pub fn syscall_classes(selection: Option<&[u32]>, unfinished: bool) -> Vec<(u32, u32)> {
@@ -94,6 +120,10 @@ pub fn syscall_classes(selection: Option<&[u32]>, unfinished: bool) -> Vec<(u32,
                     bits |= class;
                 }
             }
+            // Read whenever the call is recorded (a few probe reads, for a few calls):
+            // the fd table names the fds only when close is traced, but `--json`'s
+            // `ret_fd` names a returned one always, as it does an open's.
+            bits |= fd_inode_class(name);
             (bits != 0).then_some((idx, bits))
         })
         .collect()
@@ -135,5 +165,25 @@ mod tests {
         assert_eq!(class(&quiet, n("wait4")), 0);
         assert_eq!(class(&quiet, n("clone")), CLASS_FORK);
         assert_eq!(class(&quiet, n("clone3")), CLASS_FORK);
+    }
+
+    #[test]
+    fn the_calls_whose_fds_are_named_by_inode_have_the_kernel_read_them() {
+        let n = syscall_table::number;
+        let c = syscall_table::compat_number;
+        let named = syscall_classes(None, false);
+        assert_eq!(class(&named, n("socket")), CLASS_FD_INODE_RET);
+        assert_eq!(class(&named, c("socket")), CLASS_FD_INODE_RET);
+        assert_eq!(class(&named, n("accept4")), CLASS_FD_INODE_RET);
+        assert_eq!(class(&named, n("pipe2")), CLASS_FD_INODE_PAIR_ARG0);
+        assert_eq!(class(&named, c("pipe2")), CLASS_FD_INODE_PAIR_ARG0);
+        assert_eq!(class(&named, n("socketpair")), CLASS_FD_INODE_PAIR_ARG3);
+        // Named without the kernel's help, or not at all.
+        assert_eq!(class(&named, n("eventfd2")), 0);
+        assert_eq!(class(&named, n("openat")), 0);
+        // Every pair named by inode has its argument here.
+        for (name, pair) in fd_effect::named_by_inode() {
+            assert!(!pair || pair_arg(name).is_some(), "{name}");
+        }
     }
 }

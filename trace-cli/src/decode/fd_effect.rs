@@ -15,11 +15,14 @@ pub enum FdEffect {
         dfd: Option<usize>,
         flags: Option<usize>,
     },
-    /// A new fd of something without a path rtrace can name (a socket, an eventfd…):
-    /// what was known of its number is gone.
-    NewFd,
+    /// A new fd (a socket, an eventfd, a memfd…): what /proc calls it, and whether it is
+    /// closed on exec.
+    NewFd(NewFd),
     /// pipe, pipe2, socketpair: two new fds written to the caller's memory.
-    NewFdPair,
+    NewFdPair(NewFd),
+    /// signalfd, signalfd4: a new signalfd when the first argument is -1; else the fd
+    /// given, which keeps what it was, with a new mask.
+    Signalfd(OnExec),
     Close,
     CloseRange,
     /// dup, dup2: the new fd refers to what the first argument does.
@@ -43,13 +46,51 @@ pub enum FdEffect {
     ExitGroup,
 }
 
+/// What a new fd is, as /proc names it (`readlink /proc/PID/fd/N`), which is what perf
+/// and `strace -y` show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FdName {
+    /// Nothing rtrace can know without asking /proc, where the number may already be
+    /// another file's by the time the record is read.
+    Unknown,
+    /// The same for every fd of its call: an anonymous inode's name.
+    Fixed(&'static str),
+    /// `KIND:[INODE]` (`pipe:[4711]`), with the inode number the kernel side read at
+    /// the call's exit (`record::REC_FD_INODES`).
+    ByInode(&'static str),
+    /// memfd_create: `/memfd:NAME (deleted)`, NAME its first argument.
+    Memfd,
+}
+
+/// Whether a new fd is closed on exec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnExec {
+    Never,
+    Always,
+    /// When argument `.0` has the bit `.1`.
+    Flag(usize, u64),
+}
+
+impl OnExec {
+    pub fn of(self, args: &[u64; 6]) -> bool {
+        match self {
+            OnExec::Never => false,
+            OnExec::Always => true,
+            OnExec::Flag(arg, bit) => args[arg] & bit != 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NewFd {
+    pub name: FdName,
+    pub on_exec: OnExec,
+}
+
 /// The calls whose effect is theirs alone (the open and new-fd calls are below).
 const BY_NAME: &[(&str, FdEffect)] = &[
     ("close", FdEffect::Close),
     ("close_range", FdEffect::CloseRange),
-    ("pipe", FdEffect::NewFdPair),
-    ("pipe2", FdEffect::NewFdPair),
-    ("socketpair", FdEffect::NewFdPair),
     ("dup", FdEffect::Dup),
     ("dup2", FdEffect::Dup),
     ("dup3", FdEffect::Dup3),
@@ -64,41 +105,101 @@ const BY_NAME: &[(&str, FdEffect)] = &[
     ("fork", FdEffect::Fork),
     ("vfork", FdEffect::Fork),
     ("exit_group", FdEffect::ExitGroup),
+    ("signalfd", FdEffect::Signalfd(OnExec::Never)),
+    ("signalfd4", FdEffect::Signalfd(OnExec::Flag(3, O_CLOEXEC))),
 ];
 
 const OPENS: &[&str] = &["open", "openat", "openat2", "creat"];
 
-/// Calls that return a new fd of something without a path rtrace can name (a socket, an
-/// eventfd, a pidfd…): the number is reused, so what rtrace knew of it is gone.
-const NEW_FDS: &[&str] = &[
-    "socket",
-    "accept",
-    "accept4",
-    "eventfd",
-    "eventfd2",
-    "epoll_create",
-    "epoll_create1",
-    "signalfd",
-    "signalfd4",
-    "timerfd_create",
-    "inotify_init",
-    "inotify_init1",
-    "fanotify_init",
-    "memfd_create",
-    "memfd_secret",
-    "pidfd_open",
-    "pidfd_getfd",
-    "userfaultfd",
-    "perf_event_open",
-    "io_uring_setup",
-    "open_by_handle_at",
-    "open_tree",
-    "fsopen",
-    "fsmount",
-    "fspick",
-    "mq_open",
-    "landlock_create_ruleset",
+/// O_CLOEXEC, which SOCK_CLOEXEC, EFD_CLOEXEC, EPOLL_CLOEXEC, TFD_CLOEXEC, IN_CLOEXEC
+/// and SFD_CLOEXEC equal, on x86_64, arm64 and their 32-bit modes alike.
+const O_CLOEXEC: u64 = 0o2000000;
+
+/// The anonymous inodes' names: the same from 6.1 to today (pidfds moved to a file
+/// system of their own in 6.9, which kept the name).
+const EVENTFD: FdName = FdName::Fixed("anon_inode:[eventfd]");
+const EVENTPOLL: FdName = FdName::Fixed("anon_inode:[eventpoll]");
+const INOTIFY: FdName = FdName::Fixed("anon_inode:inotify");
+const SOCKET: FdName = FdName::ByInode("socket");
+const PIPE: FdName = FdName::ByInode("pipe");
+
+/// The signalfd's name, for a new one.
+pub const SIGNALFD: FdName = FdName::Fixed("anon_inode:[signalfd]");
+
+/// Calls that return one new fd: what it is, and where its close-on-exec flag is. The
+/// flag matters only for a named fd (an exec must not leave its name behind).
+const NEW_FDS: &[(&str, FdName, OnExec)] = &[
+    ("socket", SOCKET, OnExec::Flag(1, O_CLOEXEC)),
+    ("accept", SOCKET, OnExec::Never),
+    ("accept4", SOCKET, OnExec::Flag(3, O_CLOEXEC)),
+    ("eventfd", EVENTFD, OnExec::Never),
+    ("eventfd2", EVENTFD, OnExec::Flag(1, O_CLOEXEC)),
+    ("epoll_create", EVENTPOLL, OnExec::Never),
+    ("epoll_create1", EVENTPOLL, OnExec::Flag(0, O_CLOEXEC)),
+    (
+        "timerfd_create",
+        FdName::Fixed("anon_inode:[timerfd]"),
+        OnExec::Flag(1, O_CLOEXEC),
+    ),
+    ("inotify_init", INOTIFY, OnExec::Never),
+    ("inotify_init1", INOTIFY, OnExec::Flag(0, O_CLOEXEC)),
+    // FAN_CLOEXEC is 1.
+    (
+        "fanotify_init",
+        FdName::Fixed("anon_inode:[fanotify]"),
+        OnExec::Flag(0, 1),
+    ),
+    (
+        "userfaultfd",
+        FdName::Fixed("anon_inode:[userfaultfd]"),
+        OnExec::Flag(0, O_CLOEXEC),
+    ),
+    // PERF_FLAG_FD_CLOEXEC is 8, in the fifth argument.
+    (
+        "perf_event_open",
+        FdName::Fixed("anon_inode:[perf_event]"),
+        OnExec::Flag(4, 8),
+    ),
+    (
+        "io_uring_setup",
+        FdName::Fixed("anon_inode:[io_uring]"),
+        OnExec::Always,
+    ),
+    (
+        "pidfd_open",
+        FdName::Fixed("anon_inode:[pidfd]"),
+        OnExec::Always,
+    ),
+    // MFD_CLOEXEC is 1.
+    ("memfd_create", FdName::Memfd, OnExec::Flag(1, 1)),
+    // Their names differ between kernels, or are another file's.
+    ("memfd_secret", FdName::Unknown, OnExec::Never),
+    ("pidfd_getfd", FdName::Unknown, OnExec::Never),
+    ("open_by_handle_at", FdName::Unknown, OnExec::Never),
+    ("open_tree", FdName::Unknown, OnExec::Never),
+    ("fsopen", FdName::Unknown, OnExec::Never),
+    ("fsmount", FdName::Unknown, OnExec::Never),
+    ("fspick", FdName::Unknown, OnExec::Never),
+    ("mq_open", FdName::Unknown, OnExec::Never),
+    ("landlock_create_ruleset", FdName::Unknown, OnExec::Never),
 ];
+
+/// Calls that write two new fds to the caller's memory.
+const NEW_FD_PAIRS: &[(&str, FdName, OnExec)] = &[
+    ("pipe", PIPE, OnExec::Never),
+    ("pipe2", PIPE, OnExec::Flag(1, O_CLOEXEC)),
+    ("socketpair", SOCKET, OnExec::Flag(1, O_CLOEXEC)),
+];
+
+/// The calls whose new fds are named by inode, and so need it from the kernel side.
+pub fn named_by_inode() -> impl Iterator<Item = (&'static str, bool)> {
+    let single = NEW_FDS.iter().map(|r| (r, false));
+    let pairs = NEW_FD_PAIRS.iter().map(|r| (r, true));
+    single
+        .chain(pairs)
+        .filter(|((_, name, _), _)| matches!(name, FdName::ByInode(_)))
+        .map(|((call, _, _), pair)| (*call, pair))
+}
 
 impl FdEffect {
     /// The effect of the syscall `name`, whose arguments are shown as `beauties`.
@@ -110,8 +211,17 @@ impl FdEffect {
                 flags: at(Beauty::OpenFlags),
             };
         }
-        if NEW_FDS.contains(&name) {
-            return FdEffect::NewFd;
+        let new_fd = |table: &[(&str, FdName, OnExec)]| {
+            table
+                .iter()
+                .find(|(n, _, _)| *n == name)
+                .map(|&(_, name, on_exec)| NewFd { name, on_exec })
+        };
+        if let Some(fd) = new_fd(NEW_FDS) {
+            return FdEffect::NewFd(fd);
+        }
+        if let Some(fd) = new_fd(NEW_FD_PAIRS) {
+            return FdEffect::NewFdPair(fd);
         }
         BY_NAME
             .iter()
@@ -158,8 +268,20 @@ mod tests {
         );
         assert_eq!(effect("close"), FdEffect::Close);
         assert_eq!(effect("dup3"), FdEffect::Dup3);
-        assert_eq!(effect("socket"), FdEffect::NewFd);
-        assert_eq!(effect("pipe2"), FdEffect::NewFdPair);
+        assert_eq!(
+            effect("socket"),
+            FdEffect::NewFd(NewFd {
+                name: FdName::ByInode("socket"),
+                on_exec: OnExec::Flag(1, O_CLOEXEC)
+            })
+        );
+        assert_eq!(
+            effect("pipe2"),
+            FdEffect::NewFdPair(NewFd {
+                name: FdName::ByInode("pipe"),
+                on_exec: OnExec::Flag(1, O_CLOEXEC)
+            })
+        );
         assert_eq!(effect("execve"), FdEffect::Exec);
         assert_eq!(effect("clone"), FdEffect::Clone);
         assert_eq!(effect("clone3"), FdEffect::Fork);
@@ -179,7 +301,8 @@ mod tests {
     fn every_name_in_the_tables_is_a_syscall_somewhere() {
         // A misspelt name would silently never match.
         let names = BY_NAME.iter().map(|(n, _)| *n).chain(OPENS.iter().copied());
-        for name in names.chain(NEW_FDS.iter().copied()) {
+        let new_fds = NEW_FDS.iter().chain(NEW_FD_PAIRS).map(|(n, _, _)| *n);
+        for name in names.chain(new_fds) {
             assert!(
                 syscall_table::number(name).is_some()
                     || syscall_table::compat_number(name).is_some(),

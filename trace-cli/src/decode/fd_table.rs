@@ -15,9 +15,12 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use trace_common::SyscallRecord;
+use trace_common::{SyscallRecord, record::REC_FD_INODES};
 
-use crate::decode::{SyscallInfo, fd_effect::FdEffect};
+use crate::decode::{
+    SyscallInfo,
+    fd_effect::{FdEffect, FdName, NewFd, SIGNALFD},
+};
 
 /// The calls whose records the working directory needs.
 pub const CWD_CALLS: &[&str] = &[
@@ -215,8 +218,16 @@ impl FdTable {
                 self.cloexec.remove(&(pid, fd0));
             }
             FdEffect::CloseRange if ret == 0 => self.close_range(pid, rec.args),
-            FdEffect::NewFd if ret >= 0 => self.set_fd(pid, ret as i32, None, false),
-            FdEffect::NewFdPair if ret == 0 => self.new_pair(pid, pair),
+            FdEffect::NewFd(new) if ret >= 0 => {
+                let path = named(new.name, path_arg, inodes(rec).map(|i| i[1]));
+                self.set_fd(pid, ret as i32, path, new.on_exec.of(&rec.args));
+            }
+            FdEffect::NewFdPair(new) if ret == 0 => self.new_pair(rec, pair, new),
+            // With an fd of its own, signalfd changes that fd's mask: it stays what it was.
+            FdEffect::Signalfd(on_exec) if ret >= 0 && fd0 == -1 => {
+                let path = named(SIGNALFD, None, None);
+                self.set_fd(pid, ret as i32, path, on_exec.of(&rec.args));
+            }
             FdEffect::Ioctl if ret == 0 => match rec.args[1] & 0xffff_ffff {
                 FIOCLEX => self.mark_cloexec(pid, fd0, true),
                 FIONCLEX => self.mark_cloexec(pid, fd0, false),
@@ -303,12 +314,16 @@ impl FdTable {
         }
     }
 
-    /// A pipe or socketpair of `pid` that made the fds `pair`.
-    fn new_pair(&mut self, pid: u32, pair: Option<[i32; 2]>) {
+    /// A pipe or socketpair of `rec.pid` that made the fds `pair`.
+    fn new_pair(&mut self, rec: &SyscallRecord, pair: Option<[i32; 2]>, new: NewFd) {
+        let pid = rec.pid;
         match pair {
             Some(fds) => {
-                for fd in fds {
-                    self.set_fd(pid, fd, None, false);
+                let inodes = inodes(rec);
+                let on_exec = new.on_exec.of(&rec.args);
+                for (i, fd) in fds.into_iter().enumerate() {
+                    let path = named(new.name, None, inodes.map(|ino| ino[i]));
+                    self.set_fd(pid, fd, path, on_exec);
                 }
             }
             // Which two numbers it took is not known: none of this process's paths
@@ -452,6 +467,23 @@ impl FdTable {
     }
 }
 
+/// The inode numbers the kernel side read for the fds `rec`'s call made (see
+/// `record::REC_FD_INODES`): of a pair's two fds, or (the second) of the returned one.
+pub fn inodes(rec: &SyscallRecord) -> Option<[u64; 2]> {
+    (rec.flags & REC_FD_INODES != 0).then_some([rec.args[4], rec.args[5]])
+}
+
+/// What /proc calls a new fd named `name`: `arg` the call's first string argument,
+/// `inode` the number the kernel side read.
+pub fn named(name: FdName, arg: Option<&[u8]>, inode: Option<u64>) -> Path {
+    match name {
+        FdName::Unknown => None,
+        FdName::Fixed(name) => Some(name.as_bytes().into()),
+        FdName::ByInode(kind) => inode.map(|ino| format!("{kind}:[{ino}]").into_bytes().into()),
+        FdName::Memfd => arg.map(|n| [b"/memfd:", n, b" (deleted)"].concat().into()),
+    }
+}
+
 /// Whether open flags ask for close-on-exec.
 fn cloexec(flags: u64) -> bool {
     flags & libc::O_CLOEXEC as u64 != 0
@@ -459,7 +491,7 @@ fn cloexec(flags: u64) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use trace_common::record::{KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT};
+    use trace_common::record::{KIND_SYSCALL, REC_FD_INODES, REC_HAS_ENTRY, REC_HAS_EXIT};
 
     use super::*;
     use crate::decode::format::{ArgKind, ArgSpec};
@@ -548,6 +580,97 @@ mod tests {
         t.update(&rec([0; 6], 6), &openat, Some(b"/etc/passwd"), None);
         t.update(&rec([0; 6], 0), &pipe2, None, None);
         assert_eq!(t.path(pid, 6), None);
+    }
+
+    #[test]
+    fn new_fds_are_named_as_proc_names_them() {
+        let mut t = FdTable::new(true, true, Blind);
+        let pid = 4_000_000;
+        let with_inodes = |args: [u64; 6], ret: i64| {
+            let mut r = rec(args, ret);
+            r.flags |= REC_FD_INODES;
+            r
+        };
+        let name = |t: &FdTable, fd: i32| {
+            t.path(pid, fd)
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+        };
+        // A pipe's two ends are one inode; a socketpair's are two.
+        let pipe2 = info("pipe2", &[("fildes", "int *"), ("flags", "int")]);
+        t.update(
+            &with_inodes([0, 0, 0, 0, 4711, 4711], 0),
+            &pipe2,
+            None,
+            Some([3, 4]),
+        );
+        assert_eq!(name(&t, 3).as_deref(), Some("pipe:[4711]"));
+        assert_eq!(name(&t, 4).as_deref(), Some("pipe:[4711]"));
+        let socketpair = info(
+            "socketpair",
+            &[
+                ("family", "int"),
+                ("type", "int"),
+                ("protocol", "int"),
+                ("usockvec", "int *"),
+            ],
+        );
+        t.update(
+            &with_inodes([1, 1, 0, 0, 20, 21], 0),
+            &socketpair,
+            None,
+            Some([5, 6]),
+        );
+        assert_eq!(name(&t, 5).as_deref(), Some("socket:[20]"));
+        assert_eq!(name(&t, 6).as_deref(), Some("socket:[21]"));
+        let socket = info(
+            "socket",
+            &[("family", "int"), ("type", "int"), ("protocol", "int")],
+        );
+        t.update(&with_inodes([2, 1, 0, 0, 0, 99], 7), &socket, None, None);
+        assert_eq!(name(&t, 7).as_deref(), Some("socket:[99]"));
+        // Without the inode (an older record, a kernel without the fields): no name.
+        t.update(&rec([2, 1, 0, 0, 0, 99], 7), &socket, None, None);
+        assert_eq!(name(&t, 7), None);
+        // Anonymous inodes are named by their call; a memfd by its name argument.
+        let eventfd2 = info("eventfd2", &[("count", "unsigned int"), ("flags", "int")]);
+        t.update(&rec([0, 0o2000000, 0, 0, 0, 0], 8), &eventfd2, None, None);
+        assert_eq!(name(&t, 8).as_deref(), Some("anon_inode:[eventfd]"));
+        let epoll = info("epoll_create1", &[("flags", "int")]);
+        t.update(&rec([0; 6], 9), &epoll, None, None);
+        assert_eq!(name(&t, 9).as_deref(), Some("anon_inode:[eventpoll]"));
+        let memfd = info(
+            "memfd_create",
+            &[("uname", "const char *"), ("flags", "unsigned int")],
+        );
+        t.update(&rec([0; 6], 10), &memfd, Some(b"hello world"), None);
+        assert_eq!(
+            name(&t, 10).as_deref(),
+            Some("/memfd:hello world (deleted)")
+        );
+        // signalfd4(-1, …) makes one; signalfd4(fd, …) changes fd's mask, fd stays.
+        let signalfd4 = info(
+            "signalfd4",
+            &[
+                ("ufd", "int"),
+                ("user_mask", "sigset_t *"),
+                ("sizemask", "size_t"),
+                ("flags", "int"),
+            ],
+        );
+        t.update(
+            &rec([u32::MAX as u64, 0, 8, 0, 0, 0], 11),
+            &signalfd4,
+            None,
+            None,
+        );
+        assert_eq!(name(&t, 11).as_deref(), Some("anon_inode:[signalfd]"));
+        t.update(&rec([3, 0, 8, 0, 0, 0], 3), &signalfd4, None, None);
+        assert_eq!(name(&t, 3).as_deref(), Some("pipe:[4711]"));
+        // The close-on-exec eventfd is gone after an exec; the epoll fd is not.
+        let execve = info("execve", &[("filename", "const char *")]);
+        t.update(&rec([0; 6], 0), &execve, Some(b"/bin/true"), None);
+        assert_eq!(name(&t, 8), None);
+        assert_eq!(name(&t, 9).as_deref(), Some("anon_inode:[eventpoll]"));
     }
 
     #[test]

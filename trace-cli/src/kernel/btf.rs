@@ -282,6 +282,31 @@ impl LifecycleOffsets {
     }
 }
 
+/// The fields that lead from a task to the inode number of one of its fds
+/// (`task->files->fdt->fd[n]->f_inode->i_ino`), for the fds /proc names by inode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FdInodeOffsets {
+    pub task_files: u32,
+    pub files_fdt: u32,
+    pub fdt_max_fds: u32,
+    pub fdt_fd: u32,
+    pub file_inode: u32,
+    pub inode_ino: u32,
+}
+
+impl FdInodeOffsets {
+    pub fn find(btf: &Btf) -> Result<Self, BtfError> {
+        Ok(Self {
+            task_files: btf.offset_of("task_struct", &["files"])?,
+            files_fdt: btf.offset_of("files_struct", &["fdt"])?,
+            fdt_max_fds: btf.offset_of("fdtable", &["max_fds"])?,
+            fdt_fd: btf.offset_of("fdtable", &["fd"])?,
+            file_inode: btf.offset_of("file", &["f_inode"])?,
+            inode_ino: btf.offset_of("inode", &["i_ino"])?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -422,5 +447,27 @@ mod tests {
             "{o:?}"
         );
         assert!(o.signal_live.is_multiple_of(4), "{o:?}");
+    }
+
+    #[test]
+    fn this_kernel_leads_from_a_task_to_its_fds_inodes() {
+        if !Path::new(VMLINUX).exists() {
+            eprintln!("SKIPPED this_kernel_leads_from_a_task_to_its_fds_inodes: no {VMLINUX}");
+            return;
+        }
+        let btf = Btf::from_sys().unwrap();
+        let o = FdInodeOffsets::find(&btf).unwrap();
+        // Pointers are 8-byte aligned; max_fds is the first member of fdtable.
+        for off in [
+            o.task_files,
+            o.files_fdt,
+            o.fdt_fd,
+            o.file_inode,
+            o.inode_ino,
+        ] {
+            assert!(off.is_multiple_of(8), "{o:?}");
+        }
+        assert!(o.task_files > 0 && o.fdt_fd > 0, "{o:?}");
+        assert_eq!(o.fdt_max_fds, 0, "{o:?}");
     }
 }

@@ -13,7 +13,7 @@ use aya::{
 use thiserror::Error;
 
 use super::{
-    btf::{GroupLiveOffsets, LifecycleOffsets},
+    btf::{FdInodeOffsets, GroupLiveOffsets, LifecycleOffsets},
     features::GroupExit,
 };
 use crate::faults::Faults;
@@ -93,6 +93,8 @@ pub struct Settings {
     pub pidns: Option<(u64, u64)>,
     /// Where the lifecycle programs find the fields they read (the kernel's BTF).
     pub lifecycle: LifecycleOffsets,
+    /// Where the syscall programs find a new fd's inode (all 0: not found, not read).
+    pub fd_inodes: FdInodeOffsets,
     /// How the exit program tells a thread group's end.
     pub group_exit: GroupExit,
     pub ring_bytes: u32,
@@ -192,6 +194,12 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .override_global(aya_log::LEVEL, &log_level, true)
         .override_global(globals::EXEC_ENVP, &exec_envp, true)
         .override_global(globals::CALL_GRAPH, &s.call_graph, true)
+        .override_global(globals::TASK_FILES_OFF, &s.fd_inodes.task_files, true)
+        .override_global(globals::FILES_FDT_OFF, &s.fd_inodes.files_fdt, true)
+        .override_global(globals::FDT_MAX_FDS_OFF, &s.fd_inodes.fdt_max_fds, true)
+        .override_global(globals::FDT_FD_OFF, &s.fd_inodes.fdt_fd, true)
+        .override_global(globals::FILE_INODE_OFF, &s.fd_inodes.file_inode, true)
+        .override_global(globals::INODE_INO_OFF, &s.fd_inodes.inode_ino, true)
         .map_max_entries(trace_common::maps::EVENTS, s.ring_bytes)
         .map_max_entries(trace_common::maps::PIDS_TO_TRACE, s.pid_map_entries)
         .map_max_entries(trace_common::maps::PIDS_FILTERED, s.pid_map_entries)

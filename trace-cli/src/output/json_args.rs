@@ -3,6 +3,8 @@
 //! a string, argv's strings, flag names, a struct's fields. Each beauty of the line
 //! (decode/beauty) has its JSON form here; the schema is docs/rtrace-json.schema.json.
 
+use std::borrow::Cow;
+
 use trace_common::{SyscallRecord, record::Augmented};
 
 use crate::decode::{
@@ -12,7 +14,8 @@ use crate::decode::{
         self, Beauty, Style,
         context::{self, RetShown},
     },
-    fd_effect::FdEffect,
+    fd_effect::{self, FdEffect},
+    fd_table,
 };
 use crate::output::{
     formatter::FdPath,
@@ -124,7 +127,7 @@ fn memory(o: &mut Obj<'_>, b: Beauty, aug: Augmented<'_>, cx: &mut Ctx<'_, '_>) 
 /// The new fd a call returned, and what it refers to where that is known.
 pub struct NewFd<'p> {
     pub fd: i32,
-    pub path: Option<&'p [u8]>,
+    pub path: Option<Cow<'p, [u8]>>,
 }
 
 impl NewFd<'_> {
@@ -132,7 +135,7 @@ impl NewFd<'_> {
     pub fn write(&self, out: &mut Vec<u8>) {
         let mut o = Obj::new(out);
         o.num("fd", self.fd);
-        if let Some(p) = self.path {
+        if let Some(p) = &self.path {
             o.text("path", p);
         }
         o.end();
@@ -150,19 +153,42 @@ pub fn ret_fd<'a, 'm: 'a, 'p: 'a>(
 ) -> Option<NewFd<'a>> {
     let fd = i32::try_from(rec.ret).ok()?;
     let path = match info.fd_effect {
-        FdEffect::Open { .. } => {
-            let i = info.beauties.iter().position(|b| *b == Beauty::Str);
-            i.and_then(|i| mem(i)?.ok().filter(|a| !a.cut).map(|a| a.bytes))
-        }
+        FdEffect::Open { .. } => first_string(info, mem),
         FdEffect::Dup | FdEffect::Dup3 => fd_path(rec.args[0] as u32 as i32),
-        FdEffect::NewFd => None,
+        FdEffect::NewFd(new) => {
+            let arg = first_string(info, mem);
+            return Some(NewFd {
+                fd,
+                path: fd_table::named(new.name, arg, fd_table::inodes(rec).map(|i| i[1]))
+                    .map(|p| Cow::Owned(p.into_vec())),
+            });
+        }
+        FdEffect::Signalfd(_) if rec.args[0] as u32 as i32 == -1 => {
+            let path = fd_table::named(fd_effect::SIGNALFD, None, None);
+            return Some(NewFd {
+                fd,
+                path: path.map(|p| Cow::Owned(p.into_vec())),
+            });
+        }
         FdEffect::Fcntl => match context::ret_shown(&info.name, &rec.args) {
             Some(RetShown::DupOf(old)) => fd_path(old),
             _ => return None,
         },
         _ => return None,
     };
-    Some(NewFd { fd, path })
+    Some(NewFd {
+        fd,
+        path: path.map(Cow::Borrowed),
+    })
+}
+
+/// The call's first string argument, when it was read whole.
+fn first_string<'m>(
+    info: &SyscallInfo,
+    mem: &dyn Fn(usize) -> Option<Result<Augmented<'m>, ()>>,
+) -> Option<&'m [u8]> {
+    let i = info.beauties.iter().position(|b| *b == Beauty::Str)?;
+    mem(i)?.ok().filter(|a| !a.cut).map(|a| a.bytes)
 }
 
 /// `"ret_names"`: a return the line shows as flags (fcntl's F_GETFL and F_GETFD), by

@@ -9,7 +9,7 @@ use crate::{
     decode::{classes, syscall_table},
     events::{EventTable, TpEvent},
     kernel::{
-        btf::{Btf, GroupLiveOffsets, LifecycleOffsets},
+        btf::{Btf, FdInodeOffsets, GroupLiveOffsets, LifecycleOffsets},
         features::{self, GroupExit},
         loader::{Settings, SyscallHooks},
         pidns::PidNs,
@@ -92,12 +92,16 @@ fn tracepoint_events(cfg: &Config, tracefs: &Tracefs) -> Result<Vec<TpEvent>, Se
 
 /// Where the exit program finds a task's fields, and how it tells a process's end
 /// (read from the kernel's BTF, which is let go at once: it is large).
-fn lifecycle(
-    cfg: &Config,
-    exit_field: bool,
-) -> Result<(LifecycleOffsets, GroupExit), SessionError> {
+fn lifecycle(cfg: &Config, exit_field: bool) -> Result<KernelFields, SessionError> {
     let btf = Btf::from_sys()?;
     let lifecycle = LifecycleOffsets::find(&btf)?;
+    // Without them the new pipes' and sockets' fds are shown without a name.
+    let fd_inodes = FdInodeOffsets::find(&btf).unwrap_or_else(|e| {
+        if cfg.verbose > 0 {
+            say!("rtrace: new pipes and sockets get no name: {e}");
+        }
+        FdInodeOffsets::default()
+    });
     let group_exit = features::choose_group_exit(
         exit_field,
         || GroupLiveOffsets::find(&btf).ok(),
@@ -110,15 +114,18 @@ fn lifecycle(
             group_exit.describe()
         );
     }
-    Ok((lifecycle, group_exit))
+    Ok((lifecycle, group_exit, fd_inodes))
 }
+
+/// What [`lifecycle`] found in the kernel's BTF.
+type KernelFields = (LifecycleOffsets, GroupExit, FdInodeOffsets);
 
 /// What the loader is told: the targets, the maps' sizes, the kernel's offsets and
 /// how it tells a process's end, where the syscall programs run, and what they send.
 fn settings(
     cfg: &Config,
     ns: &PidNs,
-    (lifecycle, group_exit): (LifecycleOffsets, GroupExit),
+    (lifecycle, group_exit, fd_inodes): KernelFields,
     tracefs: &Tracefs,
     tp_events: &[TpEvent],
 ) -> Result<Settings, SessionError> {
@@ -138,6 +145,7 @@ fn settings(
         key_by_tid,
         pidns: (!ns.is_initial()).then_some((ns.dev, ns.ino)),
         lifecycle,
+        fd_inodes,
         group_exit,
         ring_bytes: cfg.ring_bytes,
         summary_flags: summary_flags(cfg.summary.as_ref(), cfg.timeline.is_some()),

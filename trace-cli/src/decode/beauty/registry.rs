@@ -198,6 +198,8 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
     (&["umount", "umount2"], "name", Beauty::Str),
     (&["pivot_root"], "new_root", Beauty::Str),
     (&["pivot_root"], "put_old", Beauty::Str),
+    // A name, not a path, that /proc shows as the memfd's (`/memfd:NAME (deleted)`).
+    (&["memfd_create"], "uname", Beauty::Str),
     (&["mremap"], "new_addr", Beauty::Hex),
     // What the call writes, read when it returns (strace shows these; perf 6.1 does not).
     (&["read", "pread64"], "buf", Beauty::ReadBuffer),
