@@ -597,6 +597,54 @@ pub const PIPE_FLAGS: Table = Table {
     ],
 };
 
+/// eventfd2's flags (sys/eventfd.h: O_CLOEXEC, O_NONBLOCK and a counter that counts
+/// down by one).
+pub const EVENTFD_FLAGS: Table = Table {
+    prefix: "EFD_",
+    entries: &[
+        (c!(libc::EFD_CLOEXEC), "CLOEXEC"),
+        (c!(libc::EFD_NONBLOCK), "NONBLOCK"),
+        (c!(libc::EFD_SEMAPHORE), "SEMAPHORE"),
+    ],
+};
+
+/// epoll_create1's flags: O_CLOEXEC is the only one.
+pub const EPOLL_CREATE_FLAGS: Table = Table {
+    prefix: "EPOLL_",
+    entries: &[(c!(libc::EPOLL_CLOEXEC), "CLOEXEC")],
+};
+
+/// signalfd4's flags.
+pub const SIGNALFD_FLAGS: Table = Table {
+    prefix: "SFD_",
+    entries: &[
+        (c!(libc::SFD_CLOEXEC), "CLOEXEC"),
+        (c!(libc::SFD_NONBLOCK), "NONBLOCK"),
+    ],
+};
+
+/// memfd_create's flags (linux/memfd.h). A huge page size, in the six bits from bit 26,
+/// has no name here and is left in the hex remainder.
+pub const MEMFD_FLAGS: Table = Table {
+    prefix: "MFD_",
+    entries: &[
+        (c!(libc::MFD_CLOEXEC), "CLOEXEC"),
+        (c!(libc::MFD_ALLOW_SEALING), "ALLOW_SEALING"),
+        (c!(libc::MFD_HUGETLB), "HUGETLB"),
+        (c!(libc::MFD_NOEXEC_SEAL), "NOEXEC_SEAL"),
+        (c!(libc::MFD_EXEC), "EXEC"),
+    ],
+};
+
+/// pidfd_open's flags (linux/pidfd.h): PIDFD_THREAD (Linux 6.9) is O_EXCL.
+pub const PIDFD_OPEN_FLAGS: Table = Table {
+    prefix: "PIDFD_",
+    entries: &[
+        (c!(libc::PIDFD_NONBLOCK), "NONBLOCK"),
+        (c!(libc::PIDFD_THREAD), "THREAD"),
+    ],
+};
+
 pub const EPOLL_CTL_OP: Table = Table {
     prefix: "EPOLL_CTL_",
     entries: &[
@@ -810,6 +858,11 @@ mod every_table {
         ("AT_FLAGS", &AT_FLAGS),
         ("WAIT_OPTIONS", &WAIT_OPTIONS),
         ("PIPE_FLAGS", &PIPE_FLAGS),
+        ("EVENTFD_FLAGS", &EVENTFD_FLAGS),
+        ("EPOLL_CREATE_FLAGS", &EPOLL_CREATE_FLAGS),
+        ("SIGNALFD_FLAGS", &SIGNALFD_FLAGS),
+        ("MEMFD_FLAGS", &MEMFD_FLAGS),
+        ("PIDFD_OPEN_FLAGS", &PIDFD_OPEN_FLAGS),
         ("EPOLL_CTL_OP", &EPOLL_CTL_OP),
         ("ARCH_PRCTL", &ARCH_PRCTL),
         ("RLIMIT_RESOURCE", &RLIMIT_RESOURCE),
