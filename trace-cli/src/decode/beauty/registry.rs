@@ -95,6 +95,12 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
         "protocol",
         Beauty::Enum(&t::IP_PROTOCOL),
     ),
+    // Its optname depends on it (`context.rs`).
+    (
+        &["setsockopt", "getsockopt"],
+        "level",
+        Beauty::Enum(&t::SOCKOPT_LEVEL),
+    ),
     (&["fcntl", "fcntl64"], "cmd", Beauty::Enum(&t::FCNTL_CMD)),
     (&["futex"], "op", Beauty::FutexOp),
     (
