@@ -45,8 +45,10 @@ const STRACE_QUALIFIERS: &[&str] = &[
     "signals",
     "s",
     "read",
+    "reads",
     "r",
     "write",
+    "writes",
     "w",
     "fault",
     "inject",
@@ -271,6 +273,21 @@ mod tests {
         ));
         let e = parse("%nosuch").unwrap_err().to_string();
         assert!(e.contains("no class %nosuch") && e.contains("%file"), "{e}");
+    }
+
+    /// strace takes `reads=` for `read=` and `writes=` for `write=`: each long spelling
+    /// is refused by name as its short one is, never read as a syscall list.
+    #[test]
+    fn strace_plural_spellings_of_read_and_write_are_refused_alike() {
+        for q in ["read", "reads", "write", "writes"] {
+            assert_eq!(
+                parse(&format!("{q}=3")).unwrap_err().to_string(),
+                format!(
+                    "-e '{q}=3': strace's {q}= qualifier has no rtrace equivalent \
+                     (rtrace takes strace's trace=)"
+                )
+            );
+        }
     }
 
     #[test]

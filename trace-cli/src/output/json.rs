@@ -442,6 +442,56 @@ mod tests {
         j.format(&mut out, &getfl, &fcntl, &|_| None, &|_| None);
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["ret_names"], serde_json::json!(["RDWR", "APPEND"]), "{v}");
+        // setsockopt: the level by name, and the option by the name it has there.
+        let int = |name: &str| ArgSpec {
+            name: name.into(),
+            kind: ArgKind::I32,
+            ty: "int".into(),
+        };
+        let setsockopt = SyscallInfo::new(
+            "setsockopt",
+            Some(vec![
+                int("fd"),
+                int("level"),
+                int("optname"),
+                ArgSpec {
+                    name: "optval".into(),
+                    kind: ArgKind::Pointer,
+                    ty: "char *".into(),
+                },
+                int("optlen"),
+            ]),
+        );
+        let args =
+            |v: &serde_json::Value| (v["args"]["level"].clone(), v["args"]["optname"].clone());
+        let mut reuse = rec;
+        reuse.nr = 54;
+        reuse.ret = 0;
+        reuse.args = [3, 1, 2, 0x7ffd_0000, 4, 0];
+        out.clear();
+        j.format(&mut out, &reuse, &setsockopt, &|_| None, &|_| None);
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            args(&v),
+            (
+                serde_json::json!({"raw": 1, "names": ["SOCKET"]}),
+                serde_json::json!({"raw": 2, "names": ["REUSEADDR"]})
+            ),
+            "{v}"
+        );
+        // At a level without a table of options, the option is its number alone.
+        reuse.args[1] = 270;
+        out.clear();
+        j.format(&mut out, &reuse, &setsockopt, &|_| None, &|_| None);
+        let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(
+            args(&v),
+            (
+                serde_json::json!({"raw": 270, "names": ["NETLINK"]}),
+                serde_json::json!({"raw": 2})
+            ),
+            "{v}"
+        );
         // An errno with no name is still a string, as the line spells it.
         let mut unnamed = rec;
         unnamed.ret = -4000;

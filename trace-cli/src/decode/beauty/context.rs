@@ -1,8 +1,9 @@
 //! Arguments and returns whose meaning depends on another argument of the same call:
 //! what fcntl's `arg` and return are depends on `cmd`, whether mmap's `fd` means
-//! anything on `flags`, which futex arguments are used on `op`. perf's beautifiers do
-//! the same (its `arg->mask` of arguments to leave out). Pure: the call's name, the
-//! argument's name and the raw arguments in; what to show out.
+//! anything on `flags`, which futex arguments are used on `op`, what a socket option's
+//! number names on its `level`. perf's beautifiers do the same (its `arg->mask` of
+//! arguments to leave out). Pure: the call's name, the argument's name and the raw
+//! arguments in; what to show out.
 
 use super::{Beauty, tables as t};
 use crate::decode::format::ArgKind;
@@ -59,6 +60,15 @@ const FUTEX_UNUSED: &[(u64, &[&str])] = &[
     (10, &["utime", "uaddr2"]),        // WAKE_BITSET
 ];
 
+/// (setsockopt/getsockopt level, the names of its options): the levels whose options
+/// rtrace names; at another level an option is the number it is.
+const SOCKOPT_NAMES: &[(u32, t::Names)] = &[
+    (libc::SOL_SOCKET as u32, &t::SO_OPTNAME),
+    (libc::SOL_TCP as u32, &t::TCP_OPTNAME),
+    (libc::SOL_IP as u32, &t::IP_OPTNAME),
+    (libc::SOL_IPV6 as u32, &t::IPV6_OPTNAME),
+];
+
 /// `arg` of `syscall`, given all raw arguments (in tracefs order), when its own
 /// beautifier is not the whole story; `None` keeps that one.
 pub fn shown(syscall: &str, arg: &str, args: &[u64; 6]) -> Option<Shown> {
@@ -93,6 +103,10 @@ pub fn shown(syscall: &str, arg: &str, args: &[u64; 6]) -> Option<Shown> {
             }
         }
         ("prctl", "arg2" | "arg3" | "arg4" | "arg5") => prctl_arg(args, arg),
+        ("setsockopt" | "getsockopt", "optname") => SOCKOPT_NAMES
+            .iter()
+            .find(|(level, _)| *level == args[1] as u32)
+            .map(|(_, names)| Shown::As(Beauty::Enum(names))),
         _ => None,
     }
 }
@@ -192,6 +206,79 @@ mod tests {
         );
         assert_eq!(ret_shown("fcntl", &fcntl(libc::F_SETFL)), None);
         assert_eq!(ret_shown("dup", &fcntl(0)), None);
+    }
+
+    /// The argument at `index` of a call as the line shows it: its dependent beauty
+    /// where the other arguments decide, else the registry's.
+    fn line_value(call: &str, index: usize, arg: &str, args: &[u64; 6], prefix: bool) -> String {
+        let b = match shown(call, arg, args) {
+            Some(Shown::Hidden) => return "(hidden)".into(),
+            Some(Shown::As(b)) => b,
+            None => {
+                let spec = crate::decode::format::ArgSpec {
+                    name: arg.into(),
+                    kind: ArgKind::I32,
+                    ty: "int".into(),
+                };
+                super::super::registry::beauty_for(call, &spec)
+            }
+        };
+        let mut out = String::new();
+        let style = super::super::Style {
+            prefix,
+            ..Default::default()
+        };
+        super::super::write_arg(&mut out, b, args[index], None, style);
+        out
+    }
+
+    /// setsockopt/getsockopt: the level by name, and the option by the name it has at
+    /// that level; a level without a table, or an option without a name, as its number.
+    #[test]
+    fn sockopt_names_follow_the_level() {
+        let cases: &[(u64, u64, &str, &str, &str, &str)] = &[
+            (1, 2, "SOCKET", "REUSEADDR", "SOL_SOCKET", "SO_REUSEADDR"),
+            (1, 8, "SOCKET", "RCVBUF", "SOL_SOCKET", "SO_RCVBUF"),
+            (
+                1,
+                20,
+                "SOCKET",
+                "RCVTIMEO_OLD",
+                "SOL_SOCKET",
+                "SO_RCVTIMEO_OLD",
+            ),
+            (6, 1, "TCP", "NODELAY", "SOL_TCP", "TCP_NODELAY"),
+            (6, 4, "TCP", "KEEPIDLE", "SOL_TCP", "TCP_KEEPIDLE"),
+            (0, 1, "IP", "TOS", "SOL_IP", "IP_TOS"),
+            (41, 26, "IPV6", "V6ONLY", "SOL_IPV6", "IPV6_V6ONLY"),
+            (270, 1, "NETLINK", "1", "SOL_NETLINK", "1"),
+            (17, 1, "UDP", "1", "SOL_UDP", "1"),
+            (1, 9999, "SOCKET", "9999", "SOL_SOCKET", "9999"),
+            // TCP's 15 has no name (it was taken out of the kernel).
+            (6, 15, "TCP", "15", "SOL_TCP", "15"),
+            (12345, 2, "12345", "2", "12345", "2"),
+        ];
+        for call in ["setsockopt", "getsockopt"] {
+            for &(level, optname, l, o, l_prefixed, o_prefixed) in cases {
+                let args = [3, level, optname, 0x7ffd_0000, 4, 0];
+                let seen = |prefix| {
+                    (
+                        line_value(call, 1, "level", &args, prefix),
+                        line_value(call, 2, "optname", &args, prefix),
+                    )
+                };
+                assert_eq!(
+                    seen(false),
+                    (l.into(), o.into()),
+                    "{call} {level} {optname}"
+                );
+                assert_eq!(
+                    seen(true),
+                    (l_prefixed.into(), o_prefixed.into()),
+                    "{call} {level} {optname}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -95,6 +95,12 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
         "protocol",
         Beauty::Enum(&t::IP_PROTOCOL),
     ),
+    // Its optname depends on it (`context.rs`).
+    (
+        &["setsockopt", "getsockopt"],
+        "level",
+        Beauty::Enum(&t::SOCKOPT_LEVEL),
+    ),
     (&["fcntl", "fcntl64"], "cmd", Beauty::Enum(&t::FCNTL_CMD)),
     (&["futex"], "op", Beauty::FutexOp),
     (
@@ -136,6 +142,19 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
         Beauty::Flags(&t::WAIT_OPTIONS),
     ),
     (&["pipe2"], "flags", Beauty::Flags(&t::PIPE_FLAGS)),
+    (&["eventfd2"], "flags", Beauty::Flags(&t::EVENTFD_FLAGS)),
+    (
+        &["epoll_create1"],
+        "flags",
+        Beauty::Flags(&t::EPOLL_CREATE_FLAGS),
+    ),
+    (&["signalfd4"], "flags", Beauty::Flags(&t::SIGNALFD_FLAGS)),
+    (&["memfd_create"], "flags", Beauty::Flags(&t::MEMFD_FLAGS)),
+    (
+        &["pidfd_open"],
+        "flags",
+        Beauty::Flags(&t::PIDFD_OPEN_FLAGS),
+    ),
     (&["renameat2"], "flags", Beauty::Flags(&t::RENAME_FLAGS)),
     (&["epoll_ctl"], "op", Beauty::Enum(&t::EPOLL_CTL_OP)),
     (&["arch_prctl"], "option", Beauty::Enum(&t::ARCH_PRCTL)),
@@ -549,6 +568,126 @@ mod tests {
             beauty_for("read", &spec("count", "size_t")),
             Beauty::Raw(ArgKind::U64)
         );
+    }
+
+    /// An argument of `syscall` as the line shows it, chosen as for a traced call.
+    fn shown(syscall: &str, arg: &str, ty: &str, raw: u64, prefix: bool) -> String {
+        let mut out = String::new();
+        let style = super::super::Style {
+            prefix,
+            ..Default::default()
+        };
+        super::super::write_arg(
+            &mut out,
+            beauty_for(syscall, &spec(arg, ty)),
+            raw,
+            None,
+            style,
+        );
+        out
+    }
+
+    /// The calls that make a new fd name their flags as pipe2 and inotify_init1 do,
+    /// with the prefix of their own header under show_prefix.
+    #[test]
+    fn new_fd_calls_name_their_flags() {
+        let cloexec = libc::O_CLOEXEC as u64;
+        let nonblock = libc::O_NONBLOCK as u64;
+        let cases: &[(&str, &str, &str, u64, &str, &str)] = &[
+            (
+                "eventfd2",
+                "flags",
+                "int",
+                cloexec,
+                "CLOEXEC",
+                "EFD_CLOEXEC",
+            ),
+            (
+                "eventfd2",
+                "flags",
+                "int",
+                cloexec | nonblock | 1,
+                "CLOEXEC|NONBLOCK|SEMAPHORE",
+                "EFD_CLOEXEC|EFD_NONBLOCK|EFD_SEMAPHORE",
+            ),
+            (
+                "epoll_create1",
+                "flags",
+                "int",
+                cloexec,
+                "CLOEXEC",
+                "EPOLL_CLOEXEC",
+            ),
+            (
+                "signalfd4",
+                "flags",
+                "int",
+                cloexec | nonblock,
+                "CLOEXEC|NONBLOCK",
+                "SFD_CLOEXEC|SFD_NONBLOCK",
+            ),
+            (
+                "timerfd_create",
+                "flags",
+                "int",
+                cloexec | nonblock,
+                "CLOEXEC|NONBLOCK",
+                "TFD_CLOEXEC|TFD_NONBLOCK",
+            ),
+            (
+                "timerfd_create",
+                "clockid",
+                "int",
+                1,
+                "MONOTONIC",
+                "CLOCK_MONOTONIC",
+            ),
+            (
+                "timerfd_settime",
+                "flags",
+                "int",
+                3,
+                "TIMER_ABSTIME|TIMER_CANCEL_ON_SET",
+                "TFD_TIMER_ABSTIME|TFD_TIMER_CANCEL_ON_SET",
+            ),
+            (
+                "memfd_create",
+                "flags",
+                "unsigned int",
+                0x1f,
+                "CLOEXEC|ALLOW_SEALING|HUGETLB|NOEXEC_SEAL|EXEC",
+                "MFD_CLOEXEC|MFD_ALLOW_SEALING|MFD_HUGETLB|MFD_NOEXEC_SEAL|MFD_EXEC",
+            ),
+            // A huge page size (MFD_HUGE_2MB) has no flag name: its bits stay in hex.
+            (
+                "memfd_create",
+                "flags",
+                "unsigned int",
+                4 | 21 << 26,
+                "HUGETLB|0x54000000",
+                "MFD_HUGETLB|0x54000000",
+            ),
+            (
+                "pidfd_open",
+                "flags",
+                "unsigned int",
+                nonblock,
+                "NONBLOCK",
+                "PIDFD_NONBLOCK",
+            ),
+        ];
+        for &(call, arg, ty, raw, plain, prefixed) in cases {
+            assert_eq!(
+                shown(call, arg, ty, raw, false),
+                plain,
+                "{call} {arg} {raw:#x}"
+            );
+            assert_eq!(
+                shown(call, arg, ty, raw, true),
+                prefixed,
+                "{call} {arg} {raw:#x}"
+            );
+        }
     }
 
     #[test]
