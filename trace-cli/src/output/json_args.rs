@@ -144,7 +144,9 @@ impl NewFd<'_> {
 
 /// The fd a successful call returned: an open's (its path as the call gave it, when
 /// it was read whole), a dup's (what the old fd refers to), or a new fd of something
-/// without a path (a socket, an eventfd…). None for a call that returns no fd.
+/// without a path, named as /proc names it where rtrace can know that (a socket's
+/// `socket:[INODE]`, an eventfd's `anon_inode:[eventfd]`, a memfd's `/memfd:NAME
+/// (deleted)`). None for a call that returns no fd.
 pub fn ret_fd<'a, 'm: 'a, 'p: 'a>(
     rec: &SyscallRecord,
     info: &SyscallInfo,
