@@ -188,7 +188,7 @@ pub mod globals {
     /// u32 each: byte offsets, from the kernel's BTF, of the fields that lead from the
     /// current task to an fd's inode number (`task_struct.files`, `files_struct.fdt`,
     /// `fdtable.max_fds`, `fdtable.fd`, `file.f_inode`, `inode.i_ino`), for the
-    /// `CLASS_FD_INODE_*` calls. `FILES_OFF` 0: not found, no inode is read.
+    /// `CLASS_FD_INODE_*` calls. `TASK_FILES_OFF` 0: not found, no inode is read.
     pub const TASK_FILES_OFF: &str = "TASK_FILES_OFF";
     pub const FILES_FDT_OFF: &str = "FILES_FDT_OFF";
     pub const FDT_MAX_FDS_OFF: &str = "FDT_MAX_FDS_OFF";

@@ -112,6 +112,17 @@ impl SyscallRecord {
         self.flags & REC_HAS_EXIT != 0
     }
 
+    /// The argument slots the call itself filled: all six, but the first four when
+    /// the last two carry inode numbers ([`REC_FD_INODES`]). For showing the
+    /// registers of a call whose format is unknown.
+    pub fn call_args(&self) -> &[u64] {
+        if self.flags & REC_FD_INODES != 0 {
+            &self.args[..4]
+        } else {
+            &self.args
+        }
+    }
+
     /// The augmentation for argument `arg`: `Some(Ok(_))` when it was read,
     /// `Some(Err(()))` when the read failed, `None` when there is none. `record` is the
     /// whole ring-buffer item; lengths are checked against it.
@@ -188,6 +199,14 @@ mod tests {
             )
         }
         .to_vec()
+    }
+
+    #[test]
+    fn inode_slots_are_not_the_calls_arguments() {
+        let mut r = sample();
+        assert_eq!(r.call_args(), &[1, 2, 3, 4, 5, 6]);
+        r.flags |= REC_FD_INODES;
+        assert_eq!(r.call_args(), &[1, 2, 3, 4]);
     }
 
     #[test]

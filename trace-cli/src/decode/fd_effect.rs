@@ -172,7 +172,8 @@ const NEW_FDS: &[(&str, FdName, OnExec)] = &[
     ),
     // MFD_CLOEXEC is 1.
     ("memfd_create", FdName::Memfd, OnExec::Flag(1, 1)),
-    // Their names differ between kernels, or are another file's.
+    // Not named (yet): a memfd_secret's name differs between kernels, pidfd_getfd's
+    // and open_by_handle_at's fd is another file's, and the rest are not followed.
     ("memfd_secret", FdName::Unknown, OnExec::Never),
     ("pidfd_getfd", FdName::Unknown, OnExec::Never),
     ("open_by_handle_at", FdName::Unknown, OnExec::Never),

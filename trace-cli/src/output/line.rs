@@ -305,7 +305,7 @@ impl LineFormatter {
                 }
             }
             None => {
-                for (i, &raw) in rec.args.iter().enumerate() {
+                for (i, &raw) in rec.call_args().iter().enumerate() {
                     if raw == 0 {
                         continue;
                     }
@@ -488,6 +488,23 @@ mod tests {
         let mut s = String::new();
         f.format(&mut s, r, i);
         s
+    }
+
+    /// A call without a format shows its registers; the two slots that carry a new
+    /// pipe's inodes are not among them (an arm32 task's pipe on arm64 has no format).
+    #[test]
+    fn inode_slots_are_not_shown_as_registers() {
+        let mut f = LineFormatter::new(LineOptions::default());
+        let pipe = SyscallInfo::new("pipe", None);
+        let mut r = rec("sh", 7, 1000.0, 1000.001, [0xffd0, 0, 0, 0, 4711, 4711], 0);
+        let shown = line(&mut f, &r, &pipe);
+        assert!(
+            shown.contains("pipe(arg0: 65488, arg4: 4711, arg5: 4711)"),
+            "{shown}"
+        );
+        r.flags |= trace_common::record::REC_FD_INODES;
+        let shown = line(&mut f, &r, &pipe);
+        assert!(shown.contains("pipe(arg0: 65488)"), "{shown}");
     }
 
     /// Lines perf trace 6.1 printed on this machine, with the same inputs.

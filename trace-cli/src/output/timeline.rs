@@ -234,7 +234,7 @@ impl TimelineFormatter {
                 }
             }
             None => {
-                for (i, &raw) in rec.args.iter().enumerate() {
+                for (i, &raw) in rec.call_args().iter().enumerate() {
                     if raw == 0 {
                         continue;
                     }
