@@ -1552,7 +1552,7 @@ fn fds_closed_without_close_or_reused_by_a_pipe_keep_no_old_path() {
         let ino = rest.split_once("]>,")?.0;
         ino.parse::<u64>().ok()
     };
-    let (w, rd) = (end(&write.args, "4"), end(&read.args, "3"));
+    let (w, rd) = (end(write.args, "4"), end(read.args, "3"));
     assert!(w.is_some() && w == rd, "both ends named as the one pipe{r}");
 }
 
