@@ -123,6 +123,13 @@ pub const HANDOFFS: &str = "handoffs";
 pub const HANDOFFS_GIVEN: u32 = 0;
 pub const HANDOFFS_SETTLED: u32 = 1;
 
+/// Array of one u32: 1 while the reader sleeps on the ring. The reader sets it just
+/// before it waits; the first record that finds it set with the ring past
+/// `WAKEUP_BYTES` clears it and wakes the reader. So a sleeping reader is woken once
+/// (or once per CPU that raced to it), and one that is awake only once the ring is
+/// half full (`trace-ebpf/src/wakeup.rs`).
+pub const READER_ASLEEP: &str = "reader_asleep";
+
 /// `GROUP_EXIT_BY`: the leader's exit stands for the group's (a guess, wrong when the
 /// leader exits before other threads; used only when nothing better is there).
 pub const GROUP_EXIT_LEADER: u32 = 0;
@@ -181,7 +188,8 @@ pub mod globals {
     pub const BPRM_FILENAME_OFF: &str = "BPRM_FILENAME_OFF";
     /// u32: 1 sends the environment a successful execve's program received (`--envp`).
     pub const EXEC_ENVP: &str = "EXEC_ENVP";
-    /// u64: unread bytes in the ring buffer past which a record wakes the reader.
+    /// u64: unread bytes in the ring buffer past which a record wakes a sleeping reader
+    /// (past twice as many, any reader: `trace-ebpf/src/wakeup.rs`).
     pub const WAKEUP_BYTES: &str = "WAKEUP_BYTES";
     /// u32: `record::STACK_*` bits: which call chains go before the records (`--call-graph`).
     pub const CALL_GRAPH: &str = "CALL_GRAPH";

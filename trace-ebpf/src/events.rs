@@ -91,7 +91,7 @@ fn on_event(ctx: &TracePointContext, index: u32) -> Option<()> {
             (*item).head.aug_len[0] = 0;
         }
     }
-    slot.submit(crate::syscalls::wakeup_flag());
+    slot.submit(crate::wakeup::flag());
     Some(())
 }
 

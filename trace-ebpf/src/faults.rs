@@ -72,6 +72,6 @@ fn on_fault(ctx: &PerfEventContext, kind: u32) -> Option<()> {
         aug_arg: [AUG_NO_ARG; 2],
         aug_cut: [0; 2],
     });
-    slot.submit(crate::syscalls::wakeup_flag());
+    slot.submit(crate::wakeup::flag());
     Some(())
 }

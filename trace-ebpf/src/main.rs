@@ -29,6 +29,7 @@ mod summary;
 mod syscalls;
 mod task;
 mod task_storage;
+mod wakeup;
 
 #[cfg(not(test))]
 #[panic_handler]

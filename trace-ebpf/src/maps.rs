@@ -25,6 +25,10 @@ pub static PIDS_FILTERED: HashMap<u32, u32> = HashMap::with_max_entries(PID_MAP_
 #[map(name = "events")]
 pub static EVENTS: RingBuf = RingBuf::with_byte_size(8 << 20, 0);
 
+/// `trace_common::maps::READER_ASLEEP`.
+#[map(name = "reader_asleep")]
+pub static READER_ASLEEP: Array<u32> = Array::with_max_entries(1, 0);
+
 /// Per thread: the syscall it is in, from sys_enter to sys_exit.
 #[btf_map(name = "inflight")]
 pub static INFLIGHT: TaskStorage<InflightCall> = TaskStorage::new();

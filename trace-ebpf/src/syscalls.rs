@@ -7,7 +7,7 @@
 
 use aya_ebpf::{
     EbpfContext,
-    bindings::{BPF_NOEXIST, BPF_RB_AVAIL_DATA, BPF_RB_FORCE_WAKEUP, BPF_RB_NO_WAKEUP},
+    bindings::BPF_NOEXIST,
     helpers::{
         bpf_get_current_comm, bpf_get_current_pid_tgid, bpf_ktime_get_ns, bpf_probe_read_user,
     },
@@ -32,12 +32,13 @@ use trace_common::{
 use crate::{
     augment,
     maps::{
-        EVENTS, EXEC_ENVP, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, WAKEUP_BYTES, bump, class_of,
-        handoffs_bump, handoffs_waiting, selected,
+        EVENTS, EXEC_ENVP, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, bump, class_of, handoffs_bump,
+        handoffs_waiting, selected,
     },
     regs::{compat_syscall_args, is_compat, sigreturn_mask, syscall_args, syscall_nr, user_sp},
     summary,
     task::{Ids, current_ids, target_flags},
+    wakeup,
 };
 
 /// The syscall index of a number seen in `regs`' task (see `maps::COMPAT_BASE`).
@@ -380,17 +381,6 @@ fn record(
     }
 }
 
-/// Wake the reader only once enough has piled up; it also drains on a short timer.
-#[inline(always)]
-pub(crate) fn wakeup_flag() -> u64 {
-    let wake = if EVENTS.query(BPF_RB_AVAIL_DATA as u64) >= WAKEUP_BYTES.load() {
-        BPF_RB_FORCE_WAKEUP
-    } else {
-        BPF_RB_NO_WAKEUP
-    };
-    wake as u64
-}
-
 #[inline(always)]
 fn emit(flags: u16, nr: u32, ids: &Ids, enter_ns: u64, exit_ns: u64, args: &[u64; 6], ret: i64) {
     if !summary::wants_records() {
@@ -401,7 +391,7 @@ fn emit(flags: u16, nr: u32, ids: &Ids, enter_ns: u64, exit_ns: u64, args: &[u64
         return;
     };
     slot.write(record(flags, nr, ids, enter_ns, exit_ns, args, ret));
-    slot.submit(wakeup_flag());
+    slot.submit(wakeup::flag());
 }
 
 /// A returned call whose plan copies user memory: the record and its slots, sized to
@@ -449,12 +439,12 @@ pub(crate) fn output_record(rec: &SyscallRecord) {
         return;
     };
     slot.write(*rec);
-    slot.submit(wakeup_flag());
+    slot.submit(wakeup::flag());
 }
 
 #[inline(always)]
 pub(crate) fn output(bytes: &[u8]) {
-    if EVENTS.output::<[u8]>(bytes, wakeup_flag()).is_err() {
+    if EVENTS.output::<[u8]>(bytes, wakeup::flag()).is_err() {
         bump(COUNTER_DROPPED);
     }
 }

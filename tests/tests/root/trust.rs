@@ -449,3 +449,48 @@ fn a_low_soft_fd_limit_is_raised_for_rtrace_alone() {
         "{r}"
     );
 }
+
+/// The command's wait for rtrace's reader to be raised (it is raised once the event
+/// loop starts, just after the command is let go), then both levels, as /proc says.
+const NICE_OF_READER_AND_COMMAND: &str = "for i in $(seq 200); do r=$(awk '{print $19}' /proc/$PPID/stat); [ \"$r\" = \"$WANT\" ] && break; sleep 0.05; done; echo \"$r $(awk '{print $19}' /proc/$$/stat)\"";
+
+#[test]
+fn the_reader_is_raised_and_the_command_keeps_its_level() {
+    if !bpf_ready("the_reader_is_raised_and_the_command_keeps_its_level") {
+        return;
+    }
+    // Started at level 0: the reader (rtrace's main thread) runs ten levels up, the
+    // command it traces where it was.
+    let mut cmd = rtrace();
+    cmd.env("WANT", "-10").args([
+        "-e",
+        "exit_group",
+        "--",
+        "sh",
+        "-c",
+        NICE_OF_READER_AND_COMMAND,
+    ]);
+    let r = run(&mut cmd, LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    assert_eq!(r.stdout.trim(), "-10 0", "{r}");
+    // Started niced, rtrace stays where it was put, and its command with it.
+    let bin = rtrace_tests::rtrace_bin();
+    let r = run(
+        std::process::Command::new("nice")
+            .env("PERF_CONFIG", "/dev/null")
+            .env("WANT", "3")
+            .args(["-n", "3"])
+            .arg(&bin)
+            .args([
+                "-e",
+                "exit_group",
+                "--",
+                "sh",
+                "-c",
+                NICE_OF_READER_AND_COMMAND,
+            ]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    assert_eq!(r.stdout.trim(), "3 3", "{r}");
+}

@@ -20,7 +20,7 @@ use tokio::{
 use trace_common::maps::{
     COUNTER_DROPPED, COUNTER_LOST_HANDOFF, COUNTER_LOST_TASKS, COUNTER_LOST_UNSEEN,
     COUNTER_STATS_LOST, COUNTERS, EVENTS, HANDOFFS, HANDOFFS_GIVEN, HANDOFFS_SETTLED,
-    PIDS_TO_TRACE,
+    PIDS_TO_TRACE, READER_ASLEEP,
 };
 
 use crate::{
@@ -84,7 +84,7 @@ pub(super) struct PrinterParts {
 /// under -a) would otherwise never leave its drain to see that tracing is over.
 const BATCH_RECORDS: usize = 8192;
 
-/// How often the reader drains when no wake-up came (the programs wake it only when
+/// How often the reader drains when no wake-up came (a sleeping reader is woken only when
 /// the ring fills past a quarter).
 const DRAIN_EVERY: Duration = Duration::from_millis(100);
 
@@ -103,6 +103,15 @@ impl<'c> EventLoop<'_, 'c> {
     /// Runs until tracing is over; the reader, and the command's exit status if it
     /// ended.
     pub async fn run(mut self) -> Result<(Reader<'c>, Option<i32>), SessionError> {
+        let _raised = match super::reader_priority::raise() {
+            Ok(raised) => Some(raised),
+            Err(kept) => {
+                if self.cfg.verbose > 0 {
+                    say!("rtrace: the reader keeps its scheduling level: {kept}");
+                }
+                None
+            }
+        };
         let mut watched = Watched::open(self.bpf, self.pidfd, self.bpf_log)?;
         let counts = KernelCounts::open(self.bpf)?;
         // With a command beside them (`-p PID -- cmd`), the command's end ends it.
@@ -191,6 +200,8 @@ impl PrinterParts {
 /// periodic drain.
 struct Watched<'s> {
     ring: AsyncFd<RingBuf<MapData>>,
+    /// Where the loop tells the programs it sleeps (`READER_ASLEEP`).
+    asleep: Array<MapData, u32>,
     pidfd: Option<AsyncFd<BorrowedFd<'s>>>,
     bpf_log: Option<AsyncFd<EbpfLogger<StderrLines>>>,
     tick: Interval,
@@ -208,6 +219,13 @@ impl<'s> Watched<'s> {
             source: io::Error::other(e),
         })?;
         let ring = watch(ring).map_err(io_err("watching the ring buffer"))?;
+        let asleep = bpf
+            .take_map(READER_ASLEEP)
+            .ok_or(LoadError::MissingMap(READER_ASLEEP))?;
+        let asleep = Array::try_from(asleep).map_err(|e| SessionError::Io {
+            what: "opening the reader's wake-up word".into(),
+            source: io::Error::other(e),
+        })?;
         let pidfd = pidfd
             .map(|fd| watch(fd.as_fd()))
             .transpose()
@@ -220,14 +238,18 @@ impl<'s> Watched<'s> {
         tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
         Ok(Watched {
             ring,
+            asleep,
             pidfd,
             bpf_log,
             tick,
         })
     }
 
-    /// Waits for whichever comes first.
+    /// Waits for whichever comes first. The programs are told first that the loop
+    /// sleeps, so that a ring filling past the threshold wakes it (once); a word that
+    /// cannot be set leaves the timer to drain.
     async fn wait(&mut self, stops: &mut Stops) {
+        let _ = self.asleep.set(0, 1, 0);
         tokio::select! {
             biased;
             _ = stops.next() => {}

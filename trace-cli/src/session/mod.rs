@@ -10,6 +10,7 @@
 mod event_loop;
 mod plan;
 mod probes;
+mod reader_priority;
 mod record_header;
 mod release;
 mod report;
