@@ -38,16 +38,16 @@ enum Task {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<String>,
     },
-    /// Measure what tracing costs (as root): four workloads untraced, under the floors,
-    /// rtrace, perf trace and strace; writes BENCHMARKS.md.
+    /// Measure what tracing costs (as root): five workloads untraced, under the floors,
+    /// rtrace, perf trace, strace and a bpftrace latency script; writes BENCHMARKS.md.
     Bench {
-        /// Read and write calls each of the syscall storm (the thread storm makes as many).
+        /// Read and write calls each of the syscall storm (the getppid storms make as many).
         #[arg(long, default_value_t = 1_000_000)]
         calls: u64,
         /// Times each command runs (they take turns).
         #[arg(long, default_value_t = 3)]
         runs: usize,
-        /// Only these workloads (storm, threads, forks, walk).
+        /// Only these workloads (storm, getppid, threads, forks, walk).
         only: Vec<String>,
     },
     /// Trace real programs with rtrace, perf trace and strace and compare the lines (as

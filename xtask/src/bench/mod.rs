@@ -1,12 +1,14 @@
 //! `cargo xtask bench`: what tracing costs, measured on whole commands and written to
-//! BENCHMARKS.md. Four workloads (a syscall storm, the same from four threads, a fork
-//! storm, a file walk) run untraced, under the floors (hooks that do next to nothing:
-//! `rtrace-floor`), under rtrace (a full trace to a file, `-s`, `-e` of a call the
-//! workload never makes, page faults alone, syscalls with their call chains), and under
-//! perf trace (the same but `-e`) and strace (on a 10× smaller storm: they are that
-//! much slower, and their ratio is flat). Runs alternate between the commands
-//! and repeat; each row gives the median and the spread, the ratio to the untraced run
-//! with and without the tracer's start-up, the events recorded and lost, peak RSS.
+//! BENCHMARKS.md. Five workloads (a syscall storm; a getppid storm from one thread and
+//! from four, each timing its own calls; a fork storm; a file walk) run untraced,
+//! under the floors (hooks that do next to nothing: `rtrace-floor`), under rtrace (a
+//! full trace to a file, `-s`, `-e` of a call the workload never makes, page faults
+//! alone, syscalls with their call chains), under perf trace (the same but `-e`) and
+//! strace (on a 10× smaller storm: they are that much slower, and their ratio is
+//! flat), and the timed storms under a bpftrace latency script. Runs alternate
+//! between the commands and repeat; each row gives the median and the spread, the
+//! ratio to the untraced run with and without the tracer's start-up, the per-call
+//! ratio by the workload's own clock, the events recorded and lost, peak RSS.
 
 mod report;
 
@@ -47,7 +49,15 @@ enum Tracer {
     RtraceStatic(&'static [&'static str]),
     Perf(&'static [&'static str]),
     Strace(&'static [&'static str]),
+    /// bpftrace with `BPFTRACE_LATENCY`, on the storms that time themselves.
+    Bpftrace,
 }
+
+/// The least a bpftrace user writes for each call's latency, filtered to the command
+/// bpftrace starts (`cpid`): a start time per thread at entry, a histogram per
+/// syscall at exit.
+const BPFTRACE_LATENCY: &str = "tracepoint:raw_syscalls:sys_enter /pid == cpid/ { @s[tid] = nsecs; } \
+     tracepoint:raw_syscalls:sys_exit /pid == cpid/ { @h[args->id] = hist(nsecs - @s[tid]); }";
 
 impl Tracer {
     fn name(self) -> String {
@@ -67,6 +77,7 @@ impl Tracer {
             Tracer::RtraceStatic(a) => format!("{} (static build)", with("rtrace", a)),
             Tracer::Perf(a) => with("perf trace", a),
             Tracer::Strace(a) => with("strace -f", a),
+            Tracer::Bpftrace => "bpftrace latency script".into(),
         }
     }
 
@@ -75,11 +86,19 @@ impl Tracer {
         matches!(self, Tracer::Perf(_) | Tracer::Strace(_))
     }
 
-    /// The command line before the workload's, writing the trace to `out`.
-    fn prefix(self, bins: &Bins, out: &Path) -> Vec<String> {
+    /// The command line of `load` under this tracer, writing the trace to `out`.
+    fn argv(self, bins: &Bins, out: &Path, load: &[String]) -> Vec<String> {
         let out = out.display().to_string();
         let mut v: Vec<String> = Vec::new();
         match self {
+            Tracer::Bpftrace => {
+                // bpftrace takes the command as one string, split as a shell would.
+                v.extend(
+                    ["bpftrace", "-q", "-o", &out, "-e", BPFTRACE_LATENCY, "-c"].map(String::from),
+                );
+                v.push(load.join(" "));
+                return v;
+            }
             Tracer::Untraced => {}
             Tracer::Floor(kind) => {
                 v.push(bins.floor.display().to_string());
@@ -109,7 +128,14 @@ impl Tracer {
                 v.extend(["-o".into(), out]);
             }
         }
+        v.extend(load.iter().cloned());
         v
+    }
+
+    /// Runs only on the workloads that time themselves: its filter sees the command's
+    /// own process, not the children of the others.
+    fn timed_only(self) -> bool {
+        self == Tracer::Bpftrace
     }
 }
 
@@ -117,7 +143,7 @@ impl Tracer {
 const FAULTS: &[&str] = &["-F", "all", "--no-syscalls"];
 const CHAINS: &[&str] = &["--call-graph", "fp"];
 
-const TRACERS: [Tracer; 19] = [
+const TRACERS: [Tracer; 20] = [
     Tracer::Untraced,
     Tracer::Floor("count"),
     Tracer::Floor("duration"),
@@ -137,6 +163,7 @@ const TRACERS: [Tracer; 19] = [
     Tracer::Perf(CHAINS),
     Tracer::Strace(&[]),
     Tracer::Strace(&["-c"]),
+    Tracer::Bpftrace,
 ];
 
 struct Bins {
@@ -155,6 +182,8 @@ struct Workload {
     full: Vec<String>,
     /// For perf trace and strace (the same as `full` where that is quick enough).
     small: Vec<String>,
+    /// It says its own ns per call (`storm_threads.c`).
+    timed: bool,
 }
 
 fn words(s: &str) -> Vec<String> {
@@ -163,7 +192,13 @@ fn words(s: &str) -> Vec<String> {
 
 fn workloads(o: &Options, bins: &Bins) -> Vec<Workload> {
     let dd = |n: u64| words(&format!("dd if=/dev/zero of=/dev/null bs=1 count={n}"));
-    let threads = |n: u64| vec![bins.storm_threads.display().to_string(), n.to_string()];
+    let storm = |n: u64, threads: u32| {
+        vec![
+            bins.storm_threads.display().to_string(),
+            n.to_string(),
+            threads.to_string(),
+        ]
+    };
     // Each thread makes calls/2 getppid: as many syscalls in all as the storm.
     let per_thread = o.calls / 2;
     let forks = |n: u64| {
@@ -184,20 +219,33 @@ fn workloads(o: &Options, bins: &Bins) -> Vec<Workload> {
             ),
             full: dd(o.calls),
             small: dd(o.calls / 10),
+            timed: false,
+        },
+        Workload {
+            name: "getppid",
+            what: format!(
+                "1 thread × {} getppid (`storm_threads.c`, timing itself; perf trace and strace: a tenth)",
+                2 * o.calls
+            ),
+            full: storm(2 * o.calls, 1),
+            small: storm(2 * o.calls / 10, 1),
+            timed: true,
         },
         Workload {
             name: "threads",
             what: format!(
-                "4 threads × {per_thread} getppid (`storm_threads.c`; perf trace and strace: a tenth)"
+                "4 threads × {per_thread} getppid (`storm_threads.c`, timing itself; perf trace and strace: a tenth)"
             ),
-            full: threads(per_thread),
-            small: threads(per_thread / 10),
+            full: storm(per_thread, 4),
+            small: storm(per_thread / 10, 4),
+            timed: true,
         },
         Workload {
             name: "forks",
             what: "300 × `/bin/true` from `sh` (perf trace and strace: the same)".into(),
             full: forks(300),
             small: forks(300),
+            timed: false,
         },
         Workload {
             name: "walk",
@@ -205,11 +253,31 @@ fn workloads(o: &Options, bins: &Bins) -> Vec<Workload> {
                 .into(),
             full: walk.clone(),
             small: walk,
+            timed: false,
         },
     ]
     .into_iter()
     .filter(|w| o.only.is_empty() || o.only.iter().any(|n| n == w.name))
     .collect()
+}
+
+/// bpftrace, installed with apt when missing (as `cargo xtask setup` installs its
+/// tools); without it the page has no bpftrace row, and says so.
+fn have_bpftrace() -> bool {
+    if have("bpftrace") {
+        return true;
+    }
+    eprintln!("bench: bpftrace is missing; installing it with apt");
+    let installed = Command::new("apt-get")
+        .args(["install", "-y", "-q", "bpftrace"])
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !installed {
+        eprintln!("bench: bpftrace could not be installed: its row is left out");
+    }
+    installed && have("bpftrace")
 }
 
 fn have(tool: &str) -> bool {
@@ -357,6 +425,7 @@ pub fn bench(o: Options) -> Result<()> {
         .filter(|t| match t {
             Tracer::Perf(_) => have("perf"),
             Tracer::Strace(_) => have("strace"),
+            Tracer::Bpftrace => have_bpftrace(),
             _ => true,
         })
         .collect();
@@ -374,6 +443,9 @@ pub fn bench(o: Options) -> Result<()> {
         let (events, lost) = events(tracer, &out, &err);
         runs.events = events;
         runs.lost = lost;
+        if let Some(ns) = report::loop_ns_per_call(&fs::read_to_string(&err).unwrap_or_default()) {
+            runs.per_call_ns.push(ns);
+        }
         let _ = fs::remove_file(&out);
         Ok(())
     };
@@ -385,11 +457,7 @@ pub fn bench(o: Options) -> Result<()> {
         eprintln!("bench: round {} of {}", round + 1, o.runs);
         for (ti, &t) in tracers.iter().enumerate() {
             if t != Tracer::Untraced {
-                let argv: Vec<String> = t
-                    .prefix(&bins, &out)
-                    .into_iter()
-                    .chain(["/bin/true".into()])
-                    .collect();
+                let argv = t.argv(&bins, &out, &["/bin/true".into()]);
                 record(&mut startups[ti], &argv, t)?;
             }
         }
@@ -398,12 +466,11 @@ pub fn bench(o: Options) -> Result<()> {
                 record(&mut small_untraced[wi], &w.small, Tracer::Untraced)?;
             }
             for (ti, &t) in tracers.iter().enumerate() {
+                if t.timed_only() && !w.timed {
+                    continue;
+                }
                 let load = if t.slow() { &w.small } else { &w.full };
-                let argv: Vec<String> = t
-                    .prefix(&bins, &out)
-                    .into_iter()
-                    .chain(load.iter().cloned())
-                    .collect();
+                let argv = t.argv(&bins, &out, load);
                 record(&mut runs[wi][ti], &argv, t)?;
             }
         }
@@ -413,6 +480,9 @@ pub fn bench(o: Options) -> Result<()> {
     for (wi, w) in loads.iter().enumerate() {
         let untraced = runs[wi][0].median();
         for (ti, &t) in tracers.iter().enumerate() {
+            if runs[wi][ti].walls.is_empty() {
+                continue;
+            }
             let small = t.slow() && w.small != w.full;
             rows.push(Row {
                 workload: w.name.into(),
@@ -428,6 +498,11 @@ pub fn bench(o: Options) -> Result<()> {
                     untraced
                 },
                 startup: (t != Tracer::Untraced).then(|| startups[ti].median()),
+                untraced_per_call: if small {
+                    small_untraced[wi].per_call()
+                } else {
+                    runs[wi][0].per_call()
+                },
             });
         }
     }
@@ -441,6 +516,7 @@ pub fn bench(o: Options) -> Result<()> {
             runs: startups[ti].clone(),
             untraced: Duration::ZERO,
             startup: None,
+            untraced_per_call: None,
         })
         .collect();
 
@@ -464,9 +540,18 @@ pub fn bench(o: Options) -> Result<()> {
          size; \"start-up out\" first takes away the tracer's own median on `/bin/true` \
          (loading, attaching, detaching), leaving the cost per syscall. Events: lines \
          written (rtrace, perf trace, strace) or hook runs counted (floors); lost: \
-         `LOST N events!`. Peak RSS: the largest process of the tracer's tree.\n\n",
-        o.runs
+         `LOST N events!`. Peak RSS: the largest process of the tracer's tree. \
+         \"Per call × untraced, its own clock\": the storms that time themselves say \
+         how long each call took as the program felt it (vDSO clock around its loop, \
+         median of the runs), traced over untraced: no tracer's start-up, exit or \
+         final read is in it. The bpftrace row runs `{BPFTRACE_LATENCY}` ({}), \
+         on those storms only: its filter sees the command's own process.\n\n",
+        o.runs,
+        tool_version("bpftrace"),
     ));
+    if !tracers.contains(&Tracer::Bpftrace) {
+        page.push_str("bpftrace was missing and could not be installed: no row for it.\n\n");
+    }
     page.push_str(&report::table(&rows));
     page.push_str("\nStart-up and exit, on `/bin/true`:\n\n");
     page.push_str(&report::table(&startup_rows));

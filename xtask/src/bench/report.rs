@@ -13,6 +13,8 @@ pub struct Runs {
     pub events: Option<u64>,
     /// Events the tracer said it lost, last run.
     pub lost: Option<u64>,
+    /// What a workload that times itself said each run: ns per call, as it felt them.
+    pub per_call_ns: Vec<f64>,
 }
 
 impl Runs {
@@ -20,6 +22,13 @@ impl Runs {
         let mut w = self.walls.clone();
         w.sort();
         w.get(w.len() / 2).copied().unwrap_or_default()
+    }
+
+    /// The median of the workload's own ns per call, when it said them.
+    pub fn per_call(&self) -> Option<f64> {
+        let mut v = self.per_call_ns.clone();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied()
     }
 
     pub fn spread(&self) -> (Duration, Duration) {
@@ -38,9 +47,18 @@ pub struct Row {
     pub untraced: Duration,
     /// The tracer's start-up and exit (`TRACER -- true`), when known.
     pub startup: Option<Duration>,
+    /// The same workload's own ns per call untraced, when it times itself.
+    pub untraced_per_call: Option<f64>,
 }
 
 impl Row {
+    /// The cost per call as the traced program felt it: its own clock, traced over
+    /// untraced (no start-up or exit can be in it).
+    pub fn per_call_ratio(&self) -> Option<f64> {
+        let untraced = self.untraced_per_call.filter(|v| *v > 0.0)?;
+        Some(self.runs.per_call()? / untraced)
+    }
+
     pub fn ratio(&self) -> Option<f64> {
         (!self.untraced.is_zero()).then(|| ratio(self.runs.median(), self.untraced))
     }
@@ -72,14 +90,14 @@ fn count(v: Option<u64>) -> String {
 /// The markdown table of the rows, in their order.
 pub fn table(rows: &[Row]) -> String {
     let mut out = String::from(
-        "| workload | tracer | median s | min–max s | × untraced | × untraced, start-up out | events | lost | peak RSS MiB |\n\
-         |---|---|---|---|---|---|---|---|---|\n",
+        "| workload | tracer | median s | min–max s | × untraced | × untraced, start-up out | per call × untraced, its own clock | events | lost | peak RSS MiB |\n\
+         |---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in rows {
         let (min, max) = r.runs.spread();
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {}–{} | {} | {} | {} | {} | {:.1} |",
+            "| {} | {} | {} | {}–{} | {} | {} | {} | {} | {} | {:.1} |",
             r.workload,
             r.tracer,
             secs(r.runs.median()),
@@ -87,6 +105,7 @@ pub fn table(rows: &[Row]) -> String {
             secs(max),
             times(r.ratio()),
             times(r.net_ratio()),
+            times(r.per_call_ratio()),
             count(r.runs.events),
             count(r.runs.lost),
             r.runs.max_rss_kib as f64 / 1024.0,
@@ -101,6 +120,16 @@ pub fn lost_events(text: &str) -> u64 {
         .filter_map(|l| l.split("LOST ").nth(1))
         .filter_map(|rest| rest.split_whitespace().next()?.parse::<u64>().ok())
         .sum()
+}
+
+/// What a workload that times itself said: `loop_ns_per_call N` (`storm_threads.c`).
+pub fn loop_ns_per_call(stderr: &str) -> Option<f64> {
+    stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("loop_ns_per_call "))?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// What `rtrace-floor` said it counted.
@@ -143,14 +172,41 @@ mod tests {
             },
             untraced: ms(500),
             startup: Some(ms(250)),
+            untraced_per_call: None,
         };
         assert_eq!(row.ratio(), Some(2.5));
         assert_eq!(row.net_ratio(), Some(2.0));
+        assert_eq!(row.per_call_ratio(), None);
         let t = table(&[row]);
         assert!(
-            t.contains("| storm | t | 1.250 | 1.250–1.250 | 2.50 | 2.00 | — | — | 0.0 |"),
+            t.contains("| storm | t | 1.250 | 1.250–1.250 | 2.50 | 2.00 | — | — | — | 0.0 |"),
             "{t}"
         );
+    }
+
+    #[test]
+    fn the_per_call_ratio_is_the_workloads_own_clock() {
+        let row = Row {
+            workload: "getppid".into(),
+            tracer: "t".into(),
+            runs: Runs {
+                walls: vec![ms(900)],
+                per_call_ns: vec![400.0, 300.0, 1000.0],
+                ..Runs::default()
+            },
+            untraced: ms(300),
+            startup: Some(ms(200)),
+            untraced_per_call: Some(100.0),
+        };
+        // The median of the three, over the untraced 100 ns; the wall clock's 3× and
+        // its start-up do not enter.
+        assert_eq!(row.per_call_ratio(), Some(4.0));
+        assert!(table(&[row]).contains("| 3.00 | 2.33 | 4.00 |"));
+        assert_eq!(
+            loop_ns_per_call("x\nloop_ns_per_call 85.5\npeak_rss_kib 3\n"),
+            Some(85.5)
+        );
+        assert_eq!(loop_ns_per_call("peak_rss_kib 3\n"), None);
     }
 
     #[test]
