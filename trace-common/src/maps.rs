@@ -46,6 +46,10 @@ pub const CLASS_FD_INODE_RET: u32 = 128;
 pub const CLASS_FD_INODE_PAIR_ARG0: u32 = 256;
 /// The same, with the `int[2]` at the fourth argument (socketpair).
 pub const CLASS_FD_INODE_PAIR_ARG3: u32 = 512;
+/// The call resolves a path that the reader shows canonical (the opens, chdir): at a
+/// successful exit the kernel side says whether the task sees the file system as
+/// rtrace does (`record::REC_VIEW_KNOWN`).
+pub const CLASS_PATH_VIEW: u32 = 1024;
 /// CLONE_VFORK, the same on every architecture (include/uapi/linux/sched.h).
 pub const CLONE_VFORK: u64 = 0x4000;
 
@@ -130,6 +134,13 @@ pub const HANDOFFS_SETTLED: u32 = 1;
 /// half full (`trace-ebpf/src/wakeup.rs`).
 pub const READER_ASLEEP: &str = "reader_asleep";
 
+/// Array of `VIEW_SLOTS` u64: rtrace's own mount namespace and root directory (the
+/// kernel's `nsproxy->mnt_ns`, `fs->root.mnt` and `fs->root.dentry` pointers), written
+/// once by the `learn_view` program, which rtrace runs itself (BPF_PROG_TEST_RUN runs
+/// it in rtrace's task). All zero: not learnt, and no record says `REC_VIEW_KNOWN`.
+pub const RTRACE_VIEW: &str = "rtrace_view";
+pub const VIEW_SLOTS: u32 = 3;
+
 /// `GROUP_EXIT_BY`: the leader's exit stands for the group's (a guess, wrong when the
 /// leader exits before other threads; used only when nothing better is there).
 pub const GROUP_EXIT_LEADER: u32 = 0;
@@ -203,4 +214,12 @@ pub mod globals {
     pub const FDT_FD_OFF: &str = "FDT_FD_OFF";
     pub const FILE_INODE_OFF: &str = "FILE_INODE_OFF";
     pub const INODE_INO_OFF: &str = "INODE_INO_OFF";
+    /// u32 each: byte offsets, from the kernel's BTF, of `task_struct.nsproxy`,
+    /// `nsproxy.mnt_ns`, `task_struct.fs`, and `fs_struct.root`'s `mnt` and `dentry`,
+    /// for `CLASS_PATH_VIEW`. `TASK_FS_OFF` 0: not found, no view is compared.
+    pub const TASK_NSPROXY_OFF: &str = "TASK_NSPROXY_OFF";
+    pub const NSPROXY_MNT_NS_OFF: &str = "NSPROXY_MNT_NS_OFF";
+    pub const TASK_FS_OFF: &str = "TASK_FS_OFF";
+    pub const FS_ROOT_MNT_OFF: &str = "FS_ROOT_MNT_OFF";
+    pub const FS_ROOT_DENTRY_OFF: &str = "FS_ROOT_DENTRY_OFF";
 }

@@ -18,6 +18,12 @@ pub const REC_PENDING: u16 = 4;
 /// the returned fd, `args[4]` and `args[5]` for a pair. The call's own arguments end
 /// before them.
 pub const REC_FD_INODES: u16 = 8;
+/// `SyscallRecord::flags`: the kernel side compared, at the call's exit, the task's
+/// mount namespace and root directory with rtrace's own (`maps::CLASS_PATH_VIEW`).
+/// `REC_SAME_VIEW` then says whether they were the same: whether a path the call
+/// resolved means what it means to rtrace.
+pub const REC_VIEW_KNOWN: u16 = 16;
+pub const REC_SAME_VIEW: u16 = 32;
 
 /// `SyscallRecord::kind` of a syscall record.
 pub const KIND_SYSCALL: u16 = 1;

@@ -29,6 +29,7 @@ mod summary;
 mod syscalls;
 mod task;
 mod task_storage;
+mod view;
 mod wakeup;
 
 #[cfg(not(test))]

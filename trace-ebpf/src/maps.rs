@@ -132,6 +132,16 @@ pub static FDT_FD_OFF: Global<u32> = Global::new(0);
 pub static FILE_INODE_OFF: Global<u32> = Global::new(0);
 #[unsafe(no_mangle)]
 pub static INODE_INO_OFF: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static TASK_NSPROXY_OFF: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static NSPROXY_MNT_NS_OFF: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static TASK_FS_OFF: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static FS_ROOT_MNT_OFF: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
+pub static FS_ROOT_DENTRY_OFF: Global<u32> = Global::new(0);
 
 #[inline(always)]
 pub fn bump(slot: u32) {

@@ -252,6 +252,9 @@ fn on_exit<C: EbpfContext>(
         let mut flags = REC_HAS_ENTRY | REC_HAS_EXIT;
         if summary::wants_records() {
             flags |= crate::fd_inode::fill(call.class, &mut call.args, ret);
+            if ret >= 0 {
+                flags |= crate::view::mark(call.class);
+            }
         }
         if summary::wants_records()
             && !exec_done

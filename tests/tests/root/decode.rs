@@ -1799,3 +1799,50 @@ fn new_pipes_sockets_and_anonymous_fds_are_named() {
         );
     }
 }
+
+#[test]
+fn every_process_resolves_paths_the_same_way_however_short_it_lives() {
+    if !bpf_ready("every_process_resolves_paths_the_same_way_however_short_it_lives") {
+        return;
+    }
+    // `link` leads to `real`: /proc (and perf) names an fd opened through it by the
+    // file's own path. Short-lived children are gone long before their records are
+    // read, when /proc can no longer say whether they saw what rtrace sees: before,
+    // their paths stayed as given, in the same trace as the parent's resolved ones.
+    let dir = scratch_dir("views");
+    std::fs::create_dir(dir.join("real")).unwrap();
+    std::fs::write(dir.join("real/f"), "x\n").unwrap();
+    std::os::unix::fs::symlink("real", dir.join("link")).unwrap();
+    let given = dir.join("link/f").display().to_string();
+    let canonical = std::fs::canonicalize(&given).unwrap().display().to_string();
+    // Six children that open it and end at once, then one in a mount namespace of
+    // its own, which must keep the path as it gave it.
+    let script = format!(
+        "for i in 1 2 3 4 5 6; do cat {given} >/dev/null; done; unshare -m cat {given} >/dev/null"
+    );
+    let r = run(
+        rtrace().args(["-e", "openat,close", "--", "sh", "-c", &script]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let names: Vec<String> = r
+        .stderr
+        .lines()
+        .filter_map(parse_line)
+        .filter(|l| l.name == "close" && l.args.contains("/f>"))
+        .map(|l| format!("{}: {}", l.comm, l.args))
+        .collect();
+    let resolved = format!("<{canonical}>");
+    let as_given = format!("<{given}>");
+    let cats: Vec<&String> = names
+        .iter()
+        .filter(|n| n.starts_with("cat:") && n.contains(&resolved))
+        .collect();
+    assert_eq!(cats.len(), 6, "each cat's close, resolved: {names:#?}{r}");
+    assert_eq!(
+        names.iter().filter(|n| n.contains(&as_given)).count(),
+        1,
+        "the unshared cat's, as given: {names:#?}{r}"
+    );
+    assert_eq!(names.len(), 7, "{names:#?}{r}");
+}

@@ -3,8 +3,8 @@
 
 use trace_common::maps::{
     CLASS_BLOCKING, CLASS_EXEC, CLASS_EXIT, CLASS_FD_INODE_PAIR_ARG0, CLASS_FD_INODE_PAIR_ARG3,
-    CLASS_FD_INODE_RET, CLASS_FORK, CLASS_SELECTED, CLASS_VFORK_IN_ARG, CLASS_VFORK_IN_STRUCT,
-    SYSCALL_INDEXES,
+    CLASS_FD_INODE_RET, CLASS_FORK, CLASS_PATH_VIEW, CLASS_SELECTED, CLASS_VFORK_IN_ARG,
+    CLASS_VFORK_IN_STRUCT, SYSCALL_INDEXES,
 };
 
 use crate::decode::{fd_effect, syscall_table};
@@ -124,6 +124,9 @@ pub fn syscall_classes(selection: Option<&[u32]>, unfinished: bool) -> Vec<(u32,
             // the fd table names the fds only when close is traced, but `--json`'s
             // `ret_fd` names a returned one always, as it does an open's.
             bits |= fd_inode_class(name);
+            if fd_effect::resolves_paths(name) {
+                bits |= CLASS_PATH_VIEW;
+            }
             (bits != 0).then_some((idx, bits))
         })
         .collect()
@@ -147,8 +150,11 @@ mod tests {
         let c = syscall_table::compat_number;
         let sel = [n("openat").unwrap()];
         let classes = syscall_classes(Some(&sel), true);
-        assert_eq!(class(&classes, n("openat")), CLASS_SELECTED);
-        assert_eq!(class(&classes, c("openat")), 0);
+        assert_eq!(
+            class(&classes, n("openat")),
+            CLASS_SELECTED | CLASS_PATH_VIEW
+        );
+        assert_eq!(class(&classes, c("openat")), CLASS_PATH_VIEW);
         assert_eq!(class(&classes, n("execve")), CLASS_EXEC);
         assert_eq!(class(&classes, c("execve")), CLASS_EXEC);
         assert_eq!(class(&classes, n("exit_group")), CLASS_EXIT);
@@ -168,6 +174,22 @@ mod tests {
     }
 
     #[test]
+    fn the_calls_whose_paths_are_shown_canonical_have_the_kernel_compare_views() {
+        let n = syscall_table::number;
+        let c = syscall_table::compat_number;
+        let classes = syscall_classes(None, false);
+        for name in ["openat", "openat2", "chdir"] {
+            assert_eq!(class(&classes, n(name)), CLASS_PATH_VIEW, "{name}");
+        }
+        for name in ["open", "creat", "openat"] {
+            assert_eq!(class(&classes, c(name)), CLASS_PATH_VIEW, "{name}");
+        }
+        for name in ["read", "newfstatat", "fchdir", "close"] {
+            assert_eq!(class(&classes, n(name)) & CLASS_PATH_VIEW, 0, "{name}");
+        }
+    }
+
+    #[test]
     fn the_calls_whose_fds_are_named_by_inode_have_the_kernel_read_them() {
         let n = syscall_table::number;
         let c = syscall_table::compat_number;
@@ -180,7 +202,7 @@ mod tests {
         assert_eq!(class(&named, n("socketpair")), CLASS_FD_INODE_PAIR_ARG3);
         // Named without the kernel's help, or not at all.
         assert_eq!(class(&named, n("eventfd2")), 0);
-        assert_eq!(class(&named, n("openat")), 0);
+        assert_eq!(class(&named, n("openat")), CLASS_PATH_VIEW);
         // Every pair named by inode has its argument here.
         for (name, pair) in fd_effect::named_by_inode() {
             assert!(!pair || pair_arg(name).is_some(), "{name}");

@@ -192,6 +192,16 @@ const NEW_FD_PAIRS: &[(&str, FdName, OnExec)] = &[
     ("socketpair", SOCKET, OnExec::Flag(1, O_CLOEXEC)),
 ];
 
+/// Whether the call resolves a path that the fd table keeps canonical (an open's new
+/// fd, chdir's directory): the kernel side then says whether the task sees the file
+/// system as rtrace does (`CLASS_PATH_VIEW`).
+pub fn resolves_paths(name: &str) -> bool {
+    OPENS.contains(&name)
+        || BY_NAME
+            .iter()
+            .any(|(n, e)| *n == name && *e == FdEffect::Chdir)
+}
+
 /// The calls whose new fds are named by inode, and so need it from the kernel side.
 pub fn named_by_inode() -> impl Iterator<Item = (&'static str, bool)> {
     let single = NEW_FDS.iter().map(|r| (r, false));

@@ -15,7 +15,10 @@
 
 use rustc_hash::FxHashMap as HashMap;
 
-use trace_common::{SyscallRecord, record::REC_FD_INODES};
+use trace_common::{
+    SyscallRecord,
+    record::{REC_FD_INODES, REC_SAME_VIEW, REC_VIEW_KNOWN},
+};
 
 use crate::decode::{
     SyscallInfo,
@@ -239,6 +242,7 @@ impl FdTable {
             FdEffect::Dup3 if ret >= 0 => self.dup(pid, fd0, ret as i32, cloexec(rec.args[2])),
             FdEffect::Fcntl => self.fcntl(rec),
             FdEffect::Chdir if cwd && ret == 0 => {
+                self.saw_view(rec);
                 let to = path_arg.and_then(|p| self.resolved(pid, None, p));
                 self.changed_dir(rec, to);
             }
@@ -265,6 +269,7 @@ impl FdTable {
         path_arg: Option<&[u8]>,
     ) {
         let dfd = dfd.map(|i| rec.args[i] as u32 as i32);
+        self.saw_view(rec);
         let path = path_arg.and_then(|p| self.resolved(rec.pid, dfd, p));
         let on_exec = flags.is_some_and(|i| cloexec(rec.args[i]));
         self.set_fd(rec.pid, rec.ret as i32, path, on_exec);
@@ -356,6 +361,17 @@ impl FdTable {
         for key in closed {
             self.paths.remove(&key);
             self.cloexec.remove(&key);
+        }
+    }
+
+    /// What the kernel side said of the view `rec.pid` had at the call's exit
+    /// (`REC_VIEW_KNOWN`): it holds from then on, in place of what /proc would say
+    /// later, when a short-lived process is gone. Records without it (older record
+    /// files, a kernel whose fields were not found) leave /proc to be asked.
+    fn saw_view(&mut self, rec: &SyscallRecord) {
+        if rec.flags & REC_VIEW_KNOWN != 0 {
+            self.same_view
+                .insert(rec.pid, rec.flags & REC_SAME_VIEW != 0);
         }
     }
 
@@ -996,6 +1012,29 @@ mod tests {
         assert_eq!(t.cwd(PID), Some(&b"/srv/real"[..]));
         t.update(&at(300, 310, [CWD, 0, 0, 0, 0, 0], 5), &o, Some(b"g"), None);
         assert_eq!(t.path(PID, 5), Some(&b"/srv/real/g"[..]));
+    }
+
+    #[test]
+    fn the_view_the_kernel_saw_at_the_call_wins_over_proc() {
+        let mut t = FdTable::new(true, true, Linked);
+        let o = openat();
+        // A child that /proc no longer knows (gone before its records were read): the
+        // kernel saw it share rtrace's view when it opened.
+        let mut r = rec([CWD, 0, 0, 0, 0, 0], 3);
+        r.pid = OTHER;
+        r.flags |= REC_VIEW_KNOWN | REC_SAME_VIEW;
+        t.update(&r, &o, Some(b"/home/u/link/f"), None);
+        assert_eq!(t.path(OTHER, 3), Some(&b"/srv/real/f"[..]));
+        // One that /proc would call the same, chroot'd when it opened: as it gave it.
+        let mut r = rec([CWD, 0, 0, 0, 0, 0], 4);
+        r.flags |= REC_VIEW_KNOWN;
+        t.update(&r, &o, Some(b"/home/u/link/f"), None);
+        assert_eq!(t.path(PID, 4), Some(&b"/home/u/link/f"[..]));
+        // And after it returned to rtrace's view (a later open says so).
+        r.flags |= REC_SAME_VIEW;
+        r.ret = 5;
+        t.update(&r, &o, Some(b"/home/u/link/f"), None);
+        assert_eq!(t.path(PID, 5), Some(&b"/srv/real/f"[..]));
     }
 
     /// `pid` in `cwd`, seeing the file system as rtrace does.

@@ -307,6 +307,30 @@ impl FdInodeOffsets {
     }
 }
 
+/// The fields that lead from a task to its mount namespace and root directory
+/// (`task->nsproxy->mnt_ns`, `task->fs->root.{mnt,dentry}`), compared with rtrace's own
+/// at the exit of the calls whose paths are shown canonical.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ViewOffsets {
+    pub task_nsproxy: u32,
+    pub nsproxy_mnt_ns: u32,
+    pub task_fs: u32,
+    pub fs_root_mnt: u32,
+    pub fs_root_dentry: u32,
+}
+
+impl ViewOffsets {
+    pub fn find(btf: &Btf) -> Result<Self, BtfError> {
+        Ok(Self {
+            task_nsproxy: btf.offset_of("task_struct", &["nsproxy"])?,
+            nsproxy_mnt_ns: btf.offset_of("nsproxy", &["mnt_ns"])?,
+            task_fs: btf.offset_of("task_struct", &["fs"])?,
+            fs_root_mnt: btf.offset_of("fs_struct", &["root", "mnt"])?,
+            fs_root_dentry: btf.offset_of("fs_struct", &["root", "dentry"])?,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -469,5 +493,29 @@ mod tests {
         }
         assert!(o.task_files > 0 && o.fdt_fd > 0, "{o:?}");
         assert_eq!(o.fdt_max_fds, 0, "{o:?}");
+    }
+
+    #[test]
+    fn this_kernel_leads_from_a_task_to_its_mount_namespace_and_root() {
+        if !Path::new(VMLINUX).exists() {
+            eprintln!(
+                "SKIPPED this_kernel_leads_from_a_task_to_its_mount_namespace_and_root: no {VMLINUX}"
+            );
+            return;
+        }
+        let btf = Btf::from_sys().unwrap();
+        let o = ViewOffsets::find(&btf).unwrap();
+        for off in [
+            o.task_nsproxy,
+            o.nsproxy_mnt_ns,
+            o.task_fs,
+            o.fs_root_mnt,
+            o.fs_root_dentry,
+        ] {
+            assert!(off.is_multiple_of(8), "{o:?}");
+        }
+        // struct path is { mnt, dentry }: the two pointers side by side.
+        assert_eq!(o.fs_root_dentry, o.fs_root_mnt + 8, "{o:?}");
+        assert!(o.task_nsproxy > 0 && o.task_fs > 0, "{o:?}");
     }
 }

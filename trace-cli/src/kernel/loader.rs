@@ -13,7 +13,7 @@ use aya::{
 use thiserror::Error;
 
 use super::{
-    btf::{FdInodeOffsets, GroupLiveOffsets, LifecycleOffsets},
+    btf::{FdInodeOffsets, GroupLiveOffsets, LifecycleOffsets, ViewOffsets},
     features::GroupExit,
 };
 use crate::faults::Faults;
@@ -95,6 +95,9 @@ pub struct Settings {
     pub lifecycle: LifecycleOffsets,
     /// Where the syscall programs find a new fd's inode (all 0: not found, not read).
     pub fd_inodes: FdInodeOffsets,
+    /// Where the syscall programs find a task's mount namespace and root (all 0: not
+    /// found, not compared).
+    pub view: ViewOffsets,
     /// How the exit program tells a thread group's end.
     pub group_exit: GroupExit,
     pub ring_bytes: u32,
@@ -200,6 +203,11 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .override_global(globals::FDT_FD_OFF, &s.fd_inodes.fdt_fd, true)
         .override_global(globals::FILE_INODE_OFF, &s.fd_inodes.file_inode, true)
         .override_global(globals::INODE_INO_OFF, &s.fd_inodes.inode_ino, true)
+        .override_global(globals::TASK_NSPROXY_OFF, &s.view.task_nsproxy, true)
+        .override_global(globals::NSPROXY_MNT_NS_OFF, &s.view.nsproxy_mnt_ns, true)
+        .override_global(globals::TASK_FS_OFF, &s.view.task_fs, true)
+        .override_global(globals::FS_ROOT_MNT_OFF, &s.view.fs_root_mnt, true)
+        .override_global(globals::FS_ROOT_DENTRY_OFF, &s.view.fs_root_dentry, true)
         .map_max_entries(trace_common::maps::EVENTS, s.ring_bytes)
         .map_max_entries(trace_common::maps::PIDS_TO_TRACE, s.pid_map_entries)
         .map_max_entries(trace_common::maps::PIDS_FILTERED, s.pid_map_entries)
@@ -247,6 +255,13 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         program::<TracePoint>(&mut bpf, name)?
             .load()
             .map_err(|source| LoadError::Attach { name, source })?;
+    }
+    // What a traced task's view is compared with; without it, /proc is asked.
+    if s.view.task_fs != 0
+        && let Err(e) = super::view::learn(&mut bpf)
+        && s.verbose > 0
+    {
+        crate::say!("rtrace: paths are compared with rtrace's view through /proc: {e}");
     }
     Ok(bpf)
 }

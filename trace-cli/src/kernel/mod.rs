@@ -14,3 +14,4 @@ pub mod resources;
 pub mod sideband;
 pub mod stats_maps;
 pub mod tracefs;
+pub mod view;

@@ -9,7 +9,7 @@ use crate::{
     decode::{classes, syscall_table},
     events::{EventTable, TpEvent},
     kernel::{
-        btf::{Btf, FdInodeOffsets, GroupLiveOffsets, LifecycleOffsets},
+        btf::{Btf, FdInodeOffsets, GroupLiveOffsets, LifecycleOffsets, ViewOffsets},
         features::{self, GroupExit},
         loader::{Settings, SyscallHooks},
         pidns::PidNs,
@@ -102,6 +102,13 @@ fn lifecycle(cfg: &Config, exit_field: bool) -> Result<KernelFields, SessionErro
         }
         FdInodeOffsets::default()
     });
+    // Without them whether a process sees what rtrace sees is asked of /proc.
+    let view = ViewOffsets::find(&btf).unwrap_or_else(|e| {
+        if cfg.verbose > 0 {
+            say!("rtrace: paths are compared with rtrace's view through /proc: {e}");
+        }
+        ViewOffsets::default()
+    });
     let group_exit = features::choose_group_exit(
         exit_field,
         || GroupLiveOffsets::find(&btf).ok(),
@@ -114,18 +121,18 @@ fn lifecycle(cfg: &Config, exit_field: bool) -> Result<KernelFields, SessionErro
             group_exit.describe()
         );
     }
-    Ok((lifecycle, group_exit, fd_inodes))
+    Ok((lifecycle, group_exit, fd_inodes, view))
 }
 
 /// What [`lifecycle`] found in the kernel's BTF.
-type KernelFields = (LifecycleOffsets, GroupExit, FdInodeOffsets);
+type KernelFields = (LifecycleOffsets, GroupExit, FdInodeOffsets, ViewOffsets);
 
 /// What the loader is told: the targets, the maps' sizes, the kernel's offsets and
 /// how it tells a process's end, where the syscall programs run, and what they send.
 fn settings(
     cfg: &Config,
     ns: &PidNs,
-    (lifecycle, group_exit, fd_inodes): KernelFields,
+    (lifecycle, group_exit, fd_inodes, view): KernelFields,
     tracefs: &Tracefs,
     tp_events: &[TpEvent],
 ) -> Result<Settings, SessionError> {
@@ -146,6 +153,7 @@ fn settings(
         pidns: (!ns.is_initial()).then_some((ns.dev, ns.ino)),
         lifecycle,
         fd_inodes,
+        view,
         group_exit,
         ring_bytes: cfg.ring_bytes,
         summary_flags: summary_flags(cfg.summary.as_ref(), cfg.timeline.is_some()),
