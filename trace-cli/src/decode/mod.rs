@@ -10,6 +10,7 @@ pub mod escape;
 pub mod fd_effect;
 pub mod fd_table;
 pub mod format;
+pub mod numbers;
 pub mod selection;
 pub mod strace_classes;
 pub mod syscall_table;
