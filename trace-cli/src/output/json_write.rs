@@ -10,35 +10,18 @@ fn json_plain(b: u8) -> bool {
     b >= b' ' && b != b'"' && b != b'\\'
 }
 
-/// Strings up to this long are checked and copied in one pass, byte by byte (keys and
-/// names: a call to copy them would cost more than they do); longer ones are checked,
-/// then copied whole.
-const SHORT: usize = 24;
-
 /// A JSON string (serde_json's escaping). One with nothing to escape (keys, names, most
-/// text) is written here; only one with something to escape goes to serde_json.
+/// text) is copied here whole; only one with something to escape goes to serde_json.
+#[inline]
 pub fn string(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
-    let mark = out.len();
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
-    let plain = if bytes.len() <= SHORT {
-        bytes.iter().all(|&b| {
-            out.push(b);
-            json_plain(b)
-        })
-    } else {
-        let plain = bytes.iter().all(|&b| json_plain(b));
-        if plain {
-            out.extend_from_slice(bytes);
-        }
-        plain
-    };
-    if plain {
+    if bytes.iter().all(|&b| json_plain(b)) {
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
         out.push(b'"');
         return;
     }
-    out.truncate(mark);
     // Writing to memory cannot fail.
     let _ = serde_json::to_writer(&mut *out, s);
 }
@@ -201,7 +184,7 @@ mod tests {
     /// serde_json's spelling of every string, short or long, plain or not.
     #[test]
     fn strings_are_written_as_serde_json_writes_them() {
-        let long = "x".repeat(SHORT);
+        let long = "x".repeat(40);
         for s in [
             "",
             "ts",
