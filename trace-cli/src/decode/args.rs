@@ -75,7 +75,12 @@ pub fn args<'i>(rec: &'i SyscallRecord, info: &'i SyscallInfo) -> impl Iterator<
         .zip(rec.args.iter())
         .enumerate()
         .map(|(index, (spec, &raw))| {
-            let beauty = match context::shown(&info.name, &spec.name, &rec.args) {
+            let shown = if info.contextual {
+                context::shown(&info.name, &spec.name, &rec.args)
+            } else {
+                None
+            };
+            let beauty = match shown {
                 Some(Shown::Hidden) => None,
                 Some(Shown::As(b)) => Some(b),
                 None => Some(

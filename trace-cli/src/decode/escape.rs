@@ -10,7 +10,7 @@
 //! never reads as `\10`. Printable text, UTF-8 included, is kept. Inside quotes the
 //! quote is escaped too.
 
-use std::fmt::Write as _;
+use crate::decode::numbers;
 
 /// Where the text goes: inside `"…"` (the quote is escaped), or bare (a command name).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,38 +29,75 @@ fn hides_text(c: char) -> bool {
             | '\u{feff}')
 }
 
-/// Appends `bytes` escaped for `ctx`.
+/// Whether printable ASCII byte `b` goes out as itself in `ctx`.
+fn plain_ascii(b: u8, ctx: Context) -> bool {
+    matches!(b, b' '..=b'~') && b != b'\\' && !(b == b'"' && ctx == Context::Quoted)
+}
+
+/// C's name for a character that has one (`\n`), and the quote inside quotes.
+fn named(c: char, ctx: Context) -> Option<&'static str> {
+    Some(match c {
+        '\\' => "\\\\",
+        '"' if ctx == Context::Quoted => "\\\"",
+        '\n' => "\\n",
+        '\t' => "\\t",
+        '\r' => "\\r",
+        '\x0b' => "\\v",
+        '\x0c' => "\\f",
+        _ => return None,
+    })
+}
+
+/// Appends `bytes` escaped for `ctx`. Text that needs no escape is copied a run at a
+/// time (most strings are plain ASCII: one scan, one copy).
 pub fn escape_into(out: &mut String, bytes: &[u8], ctx: Context) {
+    // The printable ASCII that starts it, byte by byte (no UTF-8 check to pay).
+    out.reserve(bytes.len());
+    let mut plain = 0;
+    for &b in bytes {
+        if !plain_ascii(b, ctx) {
+            break;
+        }
+        out.push(char::from(b));
+        plain += 1;
+    }
+    if plain < bytes.len() {
+        escape_rest(out, &bytes[plain..], ctx);
+    }
+}
+
+/// The escaping itself, character by character, runs of kept text copied whole.
+fn escape_rest(out: &mut String, bytes: &[u8], ctx: Context) {
     // Octal, with three digits when a digit comes next.
     let octal = |out: &mut String, b: u8, next: Option<&u8>| {
-        let _ = if next.is_some_and(u8::is_ascii_digit) {
-            write!(out, "\\{b:03o}")
-        } else {
-            write!(out, "\\{b:o}")
-        };
+        numbers::octal_escape(out, b, next.is_some_and(u8::is_ascii_digit));
     };
+    // Where the current chunk starts in `bytes`.
     let mut at = 0;
     for chunk in bytes.utf8_chunks() {
-        for c in chunk.valid().chars() {
-            at += c.len_utf8();
-            match c {
-                '\\' => out.push_str("\\\\"),
-                '"' if ctx == Context::Quoted => out.push_str("\\\""),
-                '\n' => out.push_str("\\n"),
-                '\t' => out.push_str("\\t"),
-                '\r' => out.push_str("\\r"),
-                '\x0b' => out.push_str("\\v"),
-                '\x0c' => out.push_str("\\f"),
-                c if hides_text(c) => {
+        let text = chunk.valid();
+        // The start of the text not yet written.
+        let mut run = 0;
+        for (i, c) in text.char_indices() {
+            let name = named(c, ctx);
+            if name.is_none() && !hides_text(c) {
+                continue;
+            }
+            out.push_str(&text[run..i]);
+            run = i + c.len_utf8();
+            match name {
+                Some(n) => out.push_str(n),
+                None => {
                     let mut buf = [0u8; 4];
                     let enc = c.encode_utf8(&mut buf).as_bytes();
                     for (k, &b) in enc.iter().enumerate() {
-                        octal(out, b, enc.get(k + 1).or(bytes.get(at)));
+                        octal(out, b, enc.get(k + 1).or(bytes.get(at + run)));
                     }
                 }
-                c => out.push(c),
             }
         }
+        out.push_str(&text[run..]);
+        at += text.len();
         for &b in chunk.invalid() {
             at += 1;
             octal(out, b, bytes.get(at));
@@ -132,5 +169,84 @@ mod tests {
         assert_eq!(q(b"a\xffb"), r#""a\377b""#);
         assert_eq!(q(b"\xc3"), r#""\303""#);
         assert_eq!(q(b"\xe2\x82"), r#""\342\202""#);
+    }
+}
+
+/// The copying by runs writes what escaping one character at a time wrote.
+#[cfg(test)]
+mod same_as_one_at_a_time {
+    use super::*;
+
+    /// The escaping before runs were copied whole, kept to compare with.
+    fn one_at_a_time(out: &mut String, bytes: &[u8], ctx: Context) {
+        let octal = |out: &mut String, b: u8, next: Option<&u8>| {
+            out.push_str(&if next.is_some_and(u8::is_ascii_digit) {
+                format!("\\{b:03o}")
+            } else {
+                format!("\\{b:o}")
+            });
+        };
+        let mut at = 0;
+        for chunk in bytes.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                at += c.len_utf8();
+                match named(c, ctx) {
+                    Some(n) => out.push_str(n),
+                    None if hides_text(c) => {
+                        let mut buf = [0u8; 4];
+                        let enc = c.encode_utf8(&mut buf).as_bytes();
+                        for (k, &b) in enc.iter().enumerate() {
+                            octal(out, b, enc.get(k + 1).or(bytes.get(at)));
+                        }
+                    }
+                    None => out.push(c),
+                }
+            }
+            for &b in chunk.invalid() {
+                at += 1;
+                octal(out, b, bytes.get(at));
+            }
+        }
+    }
+
+    #[test]
+    fn mixed_bytes_escape_the_same() {
+        // Pieces that meet at every kind of boundary: plain text, digits after
+        // escapes, named escapes, quotes, UTF-8 kept and hidden, bytes that are not UTF-8.
+        let pieces: [&[u8]; 14] = [
+            b"abc",
+            b"7",
+            b"\"",
+            b"\\",
+            b"\n",
+            b"\x01",
+            b"\x7f",
+            b"\xff",
+            b"\xc3",
+            "é".as_bytes(),
+            "\u{202e}".as_bytes(),
+            "\u{9b}".as_bytes(),
+            b" ",
+            b"\0",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed as usize
+        };
+        for _ in 0..4000 {
+            let mut bytes = Vec::new();
+            for _ in 0..next() % 7 {
+                bytes.extend_from_slice(pieces[next() % pieces.len()]);
+            }
+            for ctx in [Context::Quoted, Context::Bare] {
+                let (mut new, mut old) = (String::new(), String::new());
+                escape_into(&mut new, &bytes, ctx);
+                one_at_a_time(&mut old, &bytes, ctx);
+                assert_eq!(new, old, "{bytes:?}");
+            }
+        }
     }
 }

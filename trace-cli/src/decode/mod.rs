@@ -10,6 +10,7 @@ pub mod escape;
 pub mod fd_effect;
 pub mod fd_table;
 pub mod format;
+pub mod numbers;
 pub mod selection;
 pub mod strace_classes;
 pub mod syscall_table;
@@ -75,6 +76,8 @@ pub struct SyscallInfo {
     pub ret: RetKind,
     /// What it does to the process's fds and working directory.
     pub fd_effect: fd_effect::FdEffect,
+    /// Some argument may be shown by the others' values (`beauty::context`).
+    pub contextual: bool,
 }
 
 impl SyscallInfo {
@@ -137,6 +140,7 @@ impl SyscallInfo {
             plan,
             ret: ret_kind(name),
             fd_effect,
+            contextual: beauty::context::contextual(name),
         }
     }
 }

@@ -32,10 +32,7 @@ pub struct JsonFormatter {
 
 /// Nanoseconds as milliseconds with six decimals: exact, no floating point.
 fn write_ms6(out: &mut String, ns: i128) {
-    use std::fmt::Write as _;
-    let sign = if ns < 0 { "-" } else { "" };
-    let n = ns.unsigned_abs();
-    let _ = write!(out, "{sign}{}.{:06}", n / 1_000_000, n % 1_000_000);
+    crate::decode::numbers::ms6(out, ns);
 }
 
 /// A number written by [`write_ms6`], as JSON takes it (it always is one).

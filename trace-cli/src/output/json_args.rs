@@ -46,7 +46,12 @@ pub fn write(
 ) {
     let raw = arg.raw;
     let mut o = Obj::new(out);
-    o.num("raw", arg.as_c());
+    // Every C value fits an i64 or a u64, whose digits are quicker than an i128's.
+    let c = arg.as_c();
+    match i64::try_from(c) {
+        Ok(v) => o.num("raw", v),
+        Err(_) => o.num("raw", c),
+    }
     if !used {
         o.end();
         return;
@@ -56,7 +61,7 @@ pub fn write(
         Beauty::Fd | Beauty::Dfd => {
             let fd = raw as u32 as i32;
             o.num("fd", fd);
-            if b == Beauty::Dfd && fd == AT_FDCWD {
+            if matches!(b, Beauty::Dfd) && fd == AT_FDCWD {
                 o.str("name", "CWD");
             }
             if let Some(path) = (cx.fd_path)(fd) {
@@ -107,7 +112,7 @@ fn memory(o: &mut Obj<'_>, b: Beauty, aug: Augmented<'_>, cx: &mut Ctx<'_, '_>) 
         Beauty::Argv | Beauty::Envp => structs::strings(o.key("items"), &aug, cx.items),
         Beauty::Dirents => structs::dirents(o.key("items"), bytes, cx.items) || aug.cut,
         Beauty::PollFds | Beauty::PollFdsAsked => {
-            let answered = b == Beauty::PollFds;
+            let answered = matches!(b, Beauty::PollFds);
             let key = o.key("items");
             structs::pollfds(key, bytes, cx.items, answered, cx.scratch) || aug.cut
         }
@@ -189,7 +194,10 @@ fn first_string<'m>(
     info: &SyscallInfo,
     mem: &dyn Fn(usize) -> Option<Result<Augmented<'m>, ()>>,
 ) -> Option<&'m [u8]> {
-    let i = info.beauties.iter().position(|b| *b == Beauty::Str)?;
+    let i = info
+        .beauties
+        .iter()
+        .position(|b| matches!(b, Beauty::Str))?;
     mem(i)?.ok().filter(|a| !a.cut).map(|a| a.bytes)
 }
 

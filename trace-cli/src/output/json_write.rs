@@ -4,15 +4,31 @@
 //! string with U+FFFD for each bad sequence and, beside it, every byte in hex, so that
 //! nothing is lost (docs/json.md).
 
-/// A JSON string (serde_json's escaping).
+/// Whether JSON writes byte `b` of a string as itself: all but the quote, the
+/// backslash and the control characters below space.
+fn json_plain(b: u8) -> bool {
+    b >= b' ' && b != b'"' && b != b'\\'
+}
+
+/// A JSON string (serde_json's escaping). One with nothing to escape (keys, names, most
+/// text) is copied here whole; only one with something to escape goes to serde_json.
+#[inline]
 pub fn string(out: &mut Vec<u8>, s: &str) {
+    let bytes = s.as_bytes();
+    if bytes.iter().all(|&b| json_plain(b)) {
+        out.reserve(bytes.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     // Writing to memory cannot fail.
     let _ = serde_json::to_writer(&mut *out, s);
 }
 
-/// A number (an integer of any width, as serde_json writes it).
-pub fn number<N: serde::Serialize>(out: &mut Vec<u8>, n: N) {
-    let _ = serde_json::to_writer(&mut *out, &n);
+/// A number (an integer of any width, in decimal as serde_json writes it).
+pub fn number<N: itoa::Integer>(out: &mut Vec<u8>, n: N) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 /// Lower-case hex, two digits a byte.
@@ -49,7 +65,7 @@ impl<'a> Obj<'a> {
         self.out
     }
 
-    pub fn num<N: serde::Serialize>(&mut self, k: &str, n: N) {
+    pub fn num<N: itoa::Integer>(&mut self, k: &str, n: N) {
         number(self.key(k), n);
     }
 
@@ -163,6 +179,34 @@ mod tests {
             obj.end();
         });
         assert_eq!(out, r#"{"raw":-1,"str":"é","truncated":true}"#);
+    }
+
+    /// serde_json's spelling of every string, short or long, plain or not.
+    #[test]
+    fn strings_are_written_as_serde_json_writes_them() {
+        let long = "x".repeat(40);
+        for s in [
+            "",
+            "ts",
+            "a\"b",
+            "back\\slash",
+            "\0",
+            "\u{1f}",
+            "\u{7f}\u{9b}é€",
+            "tab\tnew\nline",
+            long.as_str(),
+            format!("{long}y").as_str(),
+            format!("{long}\n").as_str(),
+            format!("\"{long}").as_str(),
+        ] {
+            let mut v = b"[".to_vec();
+            string(&mut v, s);
+            assert_eq!(
+                v,
+                [b"[".as_slice(), &serde_json::to_vec(s).unwrap()].concat(),
+                "{s:?}"
+            );
+        }
     }
 
     #[test]

@@ -23,6 +23,7 @@ use crate::decode::{
     errno::{ErrnoTable, MAX_ERRNO},
     escape,
     format::ArgKind,
+    numbers,
 };
 
 pub const RED: &str = "\x1b[31m";
@@ -151,10 +152,10 @@ impl LineFormatter {
         if self.opts.show_comm {
             let comm = comm_bytes(&rec.comm);
             escape::bare(out, &comm[..comm.len().min(14)]);
-            let _ = write!(out, "/{} ", rec.tid);
-        } else {
-            let _ = write!(out, "{} ", rec.tid);
+            out.push('/');
         }
+        numbers::dec(out, rec.tid);
+        out.push(' ');
     }
 
     /// Appends one line for `rec`. `mem` gives what the kernel copied from user memory
@@ -218,7 +219,7 @@ impl LineFormatter {
             // where `= ` would (padding only up to there; a longer call is not padded).
             let printed = out.len() - start;
             let room = self.opts.alignment.saturating_sub(4);
-            out.extend(std::iter::repeat_n(' ', room.saturating_sub(printed)));
+            numbers::spaces(out, room.saturating_sub(printed));
             out.push_str(" ...\n");
             return;
         }
@@ -230,7 +231,7 @@ impl LineFormatter {
         };
         let printed = out.len() - start - invisible;
         let pad = self.opts.alignment.saturating_sub(printed).max(1);
-        out.extend(std::iter::repeat_n(' ', pad));
+        numbers::spaces(out, pad);
         out.push_str("= ");
         self.ret(out, rec, info, fd_path);
         out.push('\n');
@@ -283,7 +284,8 @@ impl LineFormatter {
                     }
                     sep(out);
                     if self.opts.show_arg_names {
-                        let _ = write!(out, "{}: ", arg.name);
+                        out.push_str(arg.name);
+                        out.push_str(": ");
                     }
                     let (beauty, m) = arg.written(rec, mem);
                     let style = beauty::Style {
@@ -299,7 +301,7 @@ impl LineFormatter {
                         escape::bare(out, path);
                         out.push('>');
                     }
-                    if beauty == Beauty::Pid {
+                    if matches!(beauty, Beauty::Pid) {
                         self.pid_comm(out, arg.raw as u32 as i32);
                     }
                 }
@@ -342,14 +344,17 @@ impl LineFormatter {
         let ret = rec.ret;
         if (-MAX_ERRNO..0).contains(&ret) {
             let errno = (-ret) as i32;
+            out.push_str("-1 ");
             match ErrnoTable::name(errno) {
-                Some(name) => {
-                    let _ = write!(out, "-1 {name} ({})", self.errno.text(errno));
-                }
+                Some(name) => out.push_str(name),
                 None => {
-                    let _ = write!(out, "-1 E{errno} ({})", self.errno.text(errno));
+                    out.push('E');
+                    numbers::dec(out, errno);
                 }
             }
+            out.push_str(" (");
+            out.push_str(self.errno.text(errno));
+            out.push(')');
             return;
         }
         if rec.has_entry()
@@ -371,7 +376,7 @@ impl LineFormatter {
                     style,
                 ),
                 RetShown::DupOf(fd) => {
-                    let _ = write!(out, "{ret}");
+                    numbers::dec(out, ret);
                     if let Some(path) = fd_path(fd) {
                         out.push('<');
                         escape::bare(out, path);
@@ -382,12 +387,10 @@ impl LineFormatter {
             return;
         }
         match info.ret {
-            RetKind::Hex => {
-                let _ = write!(out, "{:#x}", ret as u64);
-            }
+            RetKind::Hex => numbers::hex(out, ret as u64),
             RetKind::Timeout if ret == 0 => out.push_str("0 (Timeout)"),
             RetKind::Pid if ret > 0 => {
-                let _ = write!(out, "{ret}");
+                numbers::dec(out, ret);
                 if matches!(info.name.as_str(), "clone" | "clone3" | "fork" | "vfork") {
                     // A new child is named after its parent until it execs (its own
                     // records, when they came first, know better).
@@ -395,9 +398,7 @@ impl LineFormatter {
                 }
                 self.pid_comm(out, ret as i32);
             }
-            _ => {
-                let _ = write!(out, "{ret}");
-            }
+            _ => numbers::dec(out, ret),
         }
     }
 }
@@ -406,29 +407,7 @@ impl LineFormatter {
 /// `%*.3f` prints them (rounded to the nearest microsecond), without going through
 /// floating point.
 pub fn write_ms(out: &mut String, ns: i128, width: usize) {
-    let us = (ns.unsigned_abs() + 500) / 1000;
-    let (whole, frac) = (us / 1000, us % 1000);
-    let neg = ns < 0 && us > 0;
-    // The digits of `whole`, then the sign, so that the padding goes before both.
-    let mut digits = itoa_len(whole);
-    if neg {
-        digits += 1;
-    }
-    let len = digits + 4;
-    out.extend(std::iter::repeat_n(' ', width.saturating_sub(len)));
-    if neg {
-        out.push('-');
-    }
-    let _ = write!(out, "{whole}.{frac:03}");
-}
-
-fn itoa_len(mut n: u128) -> usize {
-    let mut len = 1;
-    while n >= 10 {
-        n /= 10;
-        len += 1;
-    }
-    len
+    numbers::ms3(out, ns, width);
 }
 
 #[cfg(test)]

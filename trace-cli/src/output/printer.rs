@@ -37,7 +37,10 @@ fn fd_pair<'a>(
     info: &SyscallInfo,
     read: &dyn Fn(usize) -> Option<Result<Augmented<'a>, ()>>,
 ) -> Option<[i32; 2]> {
-    let i = info.beauties.iter().position(|b| *b == Beauty::FdPair)?;
+    let i = info
+        .beauties
+        .iter()
+        .position(|b| matches!(b, Beauty::FdPair))?;
     let b = whole(read(i))?;
     let fd = |at: usize| Some(i32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?));
     Some([fd(0)?, fd(4)?])
@@ -45,7 +48,7 @@ fn fd_pair<'a>(
 
 /// The call's first string argument (an open's or a chdir's path).
 fn first_string(info: &SyscallInfo) -> Option<usize> {
-    info.beauties.iter().position(|b| *b == Beauty::Str)
+    info.beauties.iter().position(|b| matches!(b, Beauty::Str))
 }
 
 /// The output failed: the session stops.

@@ -69,6 +69,23 @@ const SOCKOPT_NAMES: &[(u32, t::Names)] = &[
     (libc::SOL_IPV6 as u32, &t::IPV6_OPTNAME),
 ];
 
+/// The calls [`shown`] knows: for any other, it keeps every argument's own beautifier.
+/// Checked once per call's description (`SyscallInfo::contextual`), not per argument.
+const CONTEXTUAL: [&str; 7] = [
+    "fcntl",
+    "fcntl64",
+    "mmap",
+    "futex",
+    "prctl",
+    "setsockopt",
+    "getsockopt",
+];
+
+/// Whether [`shown`] can show an argument of `syscall` otherwise than its beautifier.
+pub fn contextual(syscall: &str) -> bool {
+    CONTEXTUAL.contains(&syscall)
+}
+
 /// `arg` of `syscall`, given all raw arguments (in tracefs order), when its own
 /// beautifier is not the whole story; `None` keeps that one.
 pub fn shown(syscall: &str, arg: &str, args: &[u64; 6]) -> Option<Shown> {
@@ -146,6 +163,34 @@ pub fn ret_shown(syscall: &str, args: &[u64; 6]) -> Option<RetShown> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The list of calls with context and the match of [`shown`] agree: no other call
+    /// of the table has an argument shown otherwise, and each listed one has one.
+    #[test]
+    fn only_the_listed_calls_have_context() {
+        let names = [
+            "fd", "arg", "arg1", "arg2", "arg3", "arg4", "arg5", "cmd", "val", "val2", "val3",
+            "uaddr", "uaddr2", "utime", "timeout", "optname", "level", "flags", "addr",
+        ];
+        let values: [[u64; 6]; 6] = [
+            [0; 6],
+            [u64::MAX; 6],
+            fcntl(libc::F_SETFD),
+            [0, 9, 0, 0x20, 0, 0],
+            [libc::SOL_SOCKET as u64, libc::SOL_SOCKET as u64, 0, 0, 0, 0],
+            [libc::PR_SET_PDEATHSIG as u64, 0, 0, 0, 0, 0],
+        ];
+        let any = |call: &str| {
+            names
+                .iter()
+                .any(|arg| values.iter().any(|v| shown(call, arg, v).is_some()))
+        };
+        let table = (0..crate::decode::syscall_table::MAX_NR)
+            .filter_map(crate::decode::syscall_table::name);
+        for call in table.chain(CONTEXTUAL) {
+            assert_eq!(any(call), contextual(call), "{call}");
+        }
+    }
 
     fn fcntl(cmd: i32) -> [u64; 6] {
         [3, cmd as u64, 0x7ffd_0000, 0, 0, 0]

@@ -15,7 +15,7 @@ use tables::{Flags, Names};
 
 use trace_common::record::Augmented;
 
-use crate::decode::{escape, format::ArgKind};
+use crate::decode::{escape, format::ArgKind, numbers};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Beauty {
@@ -201,15 +201,22 @@ pub fn write_arg(
 ) {
     let _ = match b {
         Beauty::Raw(kind) => write_raw(out, raw, kind),
-        Beauty::Hex => write!(out, "{raw:#x}"),
-        Beauty::Fd => write!(out, "{}", raw as u32 as i32),
+        Beauty::Hex => {
+            numbers::hex(out, raw);
+            Ok(())
+        }
+        Beauty::Fd => {
+            numbers::dec(out, raw as u32 as i32);
+            Ok(())
+        }
         Beauty::Dfd => {
             let fd = raw as u32 as i32;
             if fd == AT_FDCWD {
-                write!(out, "CWD")
+                out.push_str("CWD");
             } else {
-                write!(out, "{fd}")
+                numbers::dec(out, fd);
             }
+            Ok(())
         }
         Beauty::Str
         | Beauty::Argv
@@ -241,7 +248,10 @@ pub fn write_arg(
                 write_memory(out, b, aug, style);
                 Ok(())
             }
-            _ => write!(out, "{raw:#x}"),
+            _ => {
+                numbers::hex(out, raw);
+                Ok(())
+            }
         },
         Beauty::Flags(table) => {
             write_flags(out, raw, table, style.prefix);
@@ -275,11 +285,17 @@ pub fn write_arg(
             write_signal(out, raw as u32, style.prefix);
             Ok(())
         }
-        Beauty::Pid => write!(out, "{}", raw as u32 as i32),
-        Beauty::Id => match raw as u32 {
-            u32::MAX => write!(out, "-1"),
-            id => write!(out, "{id}"),
-        },
+        Beauty::Pid => {
+            numbers::dec(out, raw as u32 as i32);
+            Ok(())
+        }
+        Beauty::Id => {
+            match raw as u32 {
+                u32::MAX => out.push_str("-1"),
+                id => numbers::dec(out, id),
+            }
+            Ok(())
+        }
         Beauty::CloneFlags => {
             write_clone_flags(out, raw, style.prefix);
             Ok(())
@@ -289,12 +305,13 @@ pub fn write_arg(
 
 pub fn write_raw(out: &mut String, raw: u64, kind: ArgKind) -> std::fmt::Result {
     match kind {
-        ArgKind::Pointer => write!(out, "{raw:#x}"),
-        ArgKind::I32 => write!(out, "{}", raw as u32 as i32),
-        ArgKind::U32 => write!(out, "{}", raw as u32),
-        ArgKind::I64 => write!(out, "{}", raw as i64),
-        ArgKind::U64 => write!(out, "{raw}"),
+        ArgKind::Pointer => numbers::hex(out, raw),
+        ArgKind::I32 => numbers::dec(out, raw as u32 as i32),
+        ArgKind::U32 => numbers::dec(out, raw as u32),
+        ArgKind::I64 => numbers::dec(out, raw as i64),
+        ArgKind::U64 => numbers::dec(out, raw),
     }
+    Ok(())
 }
 
 /// The entry's name, or the number (signed, as C prints an int) when there is none.
@@ -306,9 +323,7 @@ fn write_name(out: &mut String, raw: u64, table: &tables::Table, prefix: bool) {
             }
             out.push_str(n);
         }
-        None => {
-            let _ = write!(out, "{}", raw as i64);
-        }
+        None => numbers::dec(out, raw as i64),
     }
 }
 
@@ -385,7 +400,7 @@ pub fn write_flags(out: &mut String, raw: u64, table: Flags, prefix: bool) {
         if out.len() > start {
             out.push('|');
         }
-        let _ = write!(out, "{left:#x}");
+        numbers::hex(out, left);
     }
 }
 
@@ -455,7 +470,7 @@ fn write_memory(out: &mut String, b: Beauty, aug: Augmented<'_>, style: Style) {
             structs::write_dirents(out, bytes, aug.cut, usize::from(style.items));
         }
         Beauty::PollFds | Beauty::PollFdsAsked => {
-            let answered = b == Beauty::PollFds;
+            let answered = matches!(b, Beauty::PollFds);
             structs::write_pollfds(out, bytes, aug.cut, usize::from(style.items), answered);
         }
         Beauty::Struct(shape) | Beauty::StructOut(shape) => {
