@@ -40,7 +40,7 @@ fn word_at(base: u64, off: u32) -> Option<u64> {
 
 /// The current task's mount namespace, root mount and root dentry; None when a read
 /// fails or the offsets are unknown.
-#[inline(never)]
+#[inline(always)]
 fn current_view() -> Option<[u64; 3]> {
     if TASK_FS_OFF.load() == 0 {
         return None;
@@ -76,8 +76,10 @@ pub fn learn_view(_ctx: RawTracePointContext) -> i32 {
 }
 
 /// For a successful `CLASS_PATH_VIEW` call: `REC_VIEW_KNOWN`, with `REC_SAME_VIEW` when
-/// the task's view is rtrace's; 0 when it could not be told.
-#[inline(always)]
+/// the task's view is rtrace's; 0 when it could not be told. A call of its own: its
+/// locals must stay out of sys_exit's frame, which 6.1's 512-byte limit on a call
+/// chain's stack (sys_exit, a call chain's emit, memset) leaves no room in.
+#[inline(never)]
 pub fn mark(class: u32) -> u16 {
     if class & CLASS_PATH_VIEW == 0 {
         return 0;

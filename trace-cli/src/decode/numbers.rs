@@ -86,9 +86,11 @@ fn fixed(
     out.push_str(&ints.format(padded)[1..]);
 }
 
-/// Nanoseconds as milliseconds with three decimals, right-aligned in `width`, as C's
-/// `%*.3f` prints them (rounded to the nearest microsecond, a half up; no `-` on a value
-/// that rounds to zero), without going through floating point.
+/// Nanoseconds as milliseconds with three decimals, right-aligned in `width`, in the
+/// shape of C's `%*.3f`, without going through floating point: rounded to the nearest
+/// microsecond, an exact half up (printf, rounding the double, can go either way on
+/// one: 1000500 ns is `1.000` there, `1.001` here, as rtrace printed it before), and no
+/// `-` on a value that rounds to zero.
 pub fn ms3(out: &mut String, ns: i128, width: usize) {
     let abs = ns.unsigned_abs();
     // The u64 arithmetic covers every clock value; u128 only for what cannot be one.
