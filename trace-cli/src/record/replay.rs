@@ -223,8 +223,12 @@ impl<'c, R: BufRead> Replay<'c, R> {
             };
             if let Some(t) = &mut tally
                 && self.shown.record(&rec)
+                && let Err(why) = t.add(&rec)
             {
-                t.add(&rec);
+                break Err(RecordError::Bad {
+                    path: self.reader.path().to_string(),
+                    why: format!("damaged at record {}: {why}", self.reader.records()),
+                });
             }
             // -s alone: the events' lines, not the calls' (as live).
             if only_summary && rec.kind != KIND_EVENT {

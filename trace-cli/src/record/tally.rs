@@ -37,9 +37,12 @@ impl Tally {
         }
     }
 
-    pub fn add(&mut self, rec: &SyscallRecord) {
+    /// Counts one record; a duration that would carry its row's total past 2^64 ns
+    /// (584 years: only a damaged file has it) is refused, with what it is, and the
+    /// row keeps what was true before it.
+    pub fn add(&mut self, rec: &SyscallRecord) -> Result<(), String> {
         if rec.kind != KIND_SYSCALL || rec.flags & REC_PENDING != 0 {
-            return;
+            return Ok(());
         }
         // A record carries no start time: a tid reused within one recording shares
         // its section.
@@ -55,19 +58,27 @@ impl Tally {
         match (rec.has_entry(), rec.has_exit()) {
             (true, true) => {
                 let dur = rec.exit_ns.saturating_sub(rec.enter_ns);
-                self.stats(key, rec).add_call(dur, failed, true);
+                let stats = self.stats(key, rec);
+                if stats.total_ns.checked_add(dur).is_none() {
+                    let name = syscall_table::name(rec.nr).unwrap_or("a call");
+                    return Err(format!(
+                        "{name} of tid {} lasts {dur} ns, which with the others' adds up past 2^64 ns",
+                        rec.tid
+                    ));
+                }
+                stats.add_call(dur, failed, true);
                 self.hist(key, dur);
             }
             (false, true) => {
                 let fork = syscall_table::name(rec.nr).is_some_and(classes::is_fork);
                 if rec.ret == 0 && fork {
-                    return;
+                    return Ok(());
                 }
                 self.stats(key, rec).add_call(0, failed, false);
                 self.hist(key, 0);
             }
             (true, false) => self.stats(key, rec).enter_only += 1,
-            (false, false) => return,
+            (false, false) => return Ok(()),
         }
         if failed {
             *self
@@ -77,6 +88,7 @@ impl Tally {
                 .entry((-rec.ret) as u32)
                 .or_default() += 1;
         }
+        Ok(())
     }
 
     fn stats(&mut self, key: StatsKey, rec: &SyscallRecord) -> &mut SyscallStats {
@@ -138,12 +150,13 @@ mod tests {
         let exit_group = syscall_table::number("exit_group").unwrap();
         let both = REC_HAS_ENTRY | REC_HAS_EXIT;
         let mut t = Tally::new(false, true);
-        t.add(&rec(openat, both, 100, 300, 3));
-        t.add(&rec(openat, both, 400, 500, -2));
-        t.add(&rec(openat, REC_HAS_EXIT, 0, 900, 3));
-        t.add(&rec(openat, REC_HAS_ENTRY | REC_PENDING, 1000, 0, 0));
-        t.add(&rec(clone, REC_HAS_EXIT, 0, 950, 0));
-        t.add(&rec(exit_group, REC_HAS_ENTRY, 990, 0, 0));
+        t.add(&rec(openat, both, 100, 300, 3)).unwrap();
+        t.add(&rec(openat, both, 400, 500, -2)).unwrap();
+        t.add(&rec(openat, REC_HAS_EXIT, 0, 900, 3)).unwrap();
+        t.add(&rec(openat, REC_HAS_ENTRY | REC_PENDING, 1000, 0, 0))
+            .unwrap();
+        t.add(&rec(clone, REC_HAS_EXIT, 0, 950, 0)).unwrap();
+        t.add(&rec(exit_group, REC_HAS_ENTRY, 990, 0, 0)).unwrap();
         let s = t.sections();
         assert_eq!(s.len(), 1);
         let open = s[0].rows.iter().find(|r| r.name == "openat").unwrap();
@@ -164,5 +177,21 @@ mod tests {
         assert!(s[0].rows.iter().all(|r| r.name != "clone"));
         // openat: 2 + 2 + 1 events, exit_group 1.
         assert_eq!(s[0].events(), 6);
+    }
+
+    #[test]
+    fn durations_that_add_past_u64_are_refused_not_wrapped() {
+        // A damaged record file: two calls of about 2^63 ns each (the fuzzer's find:
+        // `attempt to add with overflow` in add_call).
+        let openat = syscall_table::number("openat").unwrap();
+        let both = REC_HAS_ENTRY | REC_HAS_EXIT;
+        let mut t = Tally::new(false, false);
+        assert!(t.add(&rec(openat, both, 0, 1 << 63, 3)).is_ok());
+        let err = t.add(&rec(openat, both, 0, 1 << 63, 3)).unwrap_err();
+        assert!(err.contains("openat"), "{err}");
+        // The row keeps what was true before the record that could not be added.
+        let s = t.sections();
+        let open = s[0].rows.iter().find(|r| r.name == "openat").unwrap();
+        assert_eq!((open.stats.calls, open.stats.total_ns), (1, 1 << 63));
     }
 }
