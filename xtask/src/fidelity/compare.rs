@@ -81,7 +81,7 @@ pub fn normalize(s: &str) -> String {
 }
 
 /// Splits `a: 1, b: { x: 2, y: 3 }, c: "d, e"` at the commas between arguments.
-fn split_args(args: &str) -> Vec<&str> {
+pub(super) fn split_args(args: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let (mut depth, mut quoted, mut escaped, mut start) = (0i32, false, false, 0);
     let b = args.as_bytes();
@@ -339,13 +339,25 @@ fn align<'a>(
     p: &[&'a Call],
     q: &[&'a Call],
 ) -> (Vec<(&'a Call, &'a Call)>, Vec<usize>, Vec<usize>) {
-    let agree = |a: &Call, b: &Call| a == b || classify(a, b) == Class::Better;
+    let agree = |a: &&Call, b: &&Call| *a == *b || classify(a, b) == Class::Better;
+    let (pairs, left_p, left_q) = align_with(p, q, agree);
+    let pairs = pairs.into_iter().map(|(i, j)| (p[i], q[j])).collect();
+    (pairs, left_p, left_q)
+}
+
+/// [`align`] for any two kinds of call and any test of agreement: the pairs as indexes
+/// into `p` and `q`, and the indexes of each side left without a partner.
+pub(super) fn align_with<A, B>(
+    p: &[A],
+    q: &[B],
+    agree: impl Fn(&A, &B) -> bool,
+) -> (Vec<(usize, usize)>, Vec<usize>, Vec<usize>) {
     let (n, m) = (p.len(), q.len());
     // lcs[i][j]: the longest common subsequence of p[i..] and q[j..].
     let mut lcs = vec![vec![0u32; m + 1]; n + 1];
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            lcs[i][j] = if agree(p[i], q[j]) {
+            lcs[i][j] = if agree(&p[i], &q[j]) {
                 lcs[i + 1][j + 1] + 1
             } else {
                 lcs[i + 1][j].max(lcs[i][j + 1])
@@ -358,14 +370,14 @@ fn align<'a>(
     let (mut gap_p, mut gap_q) = (Vec::new(), Vec::new());
     let mut flush = |gp: &mut Vec<usize>, gq: &mut Vec<usize>, out: &mut Vec<_>| {
         let both = gp.len().min(gq.len());
-        out.extend(gp.iter().zip(gq.iter()).map(|(&a, &b)| (p[a], q[b])));
+        out.extend(gp.iter().copied().zip(gq.iter().copied()));
         left_p.extend(gp.drain(..).skip(both));
         left_q.extend(gq.drain(..).skip(both));
     };
     while i < n && j < m {
-        if agree(p[i], q[j]) {
+        if agree(&p[i], &q[j]) {
             flush(&mut gap_p, &mut gap_q, &mut out);
-            out.push((p[i], q[j]));
+            out.push((i, j));
             i += 1;
             j += 1;
         } else if lcs[i + 1][j] >= lcs[i][j + 1] {
@@ -383,7 +395,7 @@ fn align<'a>(
 }
 
 /// The thread (tid) of a perf-trace-shaped line.
-fn thread_of(line: &str) -> &str {
+pub(super) fn thread_of(line: &str) -> &str {
     line.find("): ")
         .and_then(|at| line[at + 3..].split_once(' '))
         .and_then(|(task, _)| task.rsplit_once('/'))
@@ -398,17 +410,25 @@ fn match_threads<'t>(
     a: &'t [(String, Call)],
     b: &'t [(String, Call)],
 ) -> HashMap<&'t str, &'t str> {
-    type Calls = HashMap<String, usize>;
-    let profile = |calls: &'t [(String, Call)]| {
-        let mut by: HashMap<&'t str, Calls> = HashMap::new();
+    let shown = |calls: &'t [(String, Call)]| -> Vec<(&'t str, String)> {
+        calls.iter().map(|(t, c)| (t.as_str(), show(c))).collect()
+    };
+    match_threads_by(&shown(a), &shown(b))
+}
+
+/// [`match_threads`] for calls given as (thread, a text that says which call it is).
+pub(super) fn match_threads_by<'t>(
+    a: &[(&'t str, String)],
+    b: &[(&'t str, String)],
+) -> HashMap<&'t str, &'t str> {
+    type Calls<'c> = HashMap<&'c str, usize>;
+    fn profile<'s, 't>(calls: &'s [(&'t str, String)]) -> HashMap<&'t str, Calls<'s>> {
+        let mut by: HashMap<&'t str, Calls<'s>> = HashMap::new();
         for (tid, c) in calls {
-            *by.entry(tid.as_str())
-                .or_default()
-                .entry(show(c))
-                .or_default() += 1;
+            *by.entry(*tid).or_default().entry(c.as_str()).or_default() += 1;
         }
         by
-    };
+    }
     let (pa, pb) = (profile(a), profile(b));
     let mut scored: Vec<(usize, &str, &str)> = Vec::new();
     for (ta, ca) in &pa {

@@ -1,10 +1,14 @@
 //! `cargo xtask fidelity`: real programs already on a Debian machine, each traced by
 //! rtrace, perf trace and strace; per program, the calls rtrace and strace saw, the share
 //! of rtrace's lines identical to perf's (times, tids, addresses and pids aside), and the
-//! differing lines by class. A tool for the decoding work, not a gate: CI runs it on a
-//! few programs so that it keeps working.
+//! differing lines by class; and, against `strace -y -yy`, the values strace names that
+//! rtrace shows as a number and the fds strace names that rtrace shows bare, by
+//! `syscall.argument`. A tool for the decoding work, not a gate: CI runs it on a few
+//! programs so that it keeps working.
 
 mod compare;
+mod corpus;
+mod strace;
 
 use std::{
     path::Path,
@@ -18,49 +22,8 @@ use crate::{
     run::run_step,
 };
 use compare::{Class, Report};
-
-/// (name, command): file walkers, archivers, compilers, interpreters, shells and
-/// pipelines, a network client on loopback, signals and process groups, threads. Each
-/// runs in a scratch directory of its own, which holds `file.txt`.
-const CORPUS: &[(&str, &str)] = &[
-    ("cat", "cat /etc/hostname"),
-    ("ls", "ls -la /usr/share/doc/tar"),
-    ("find", "find /usr/share/doc/tar /usr/share/doc/gzip"),
-    ("tar", "tar -cf archive.tar file.txt"),
-    ("gzip", "gzip -kf file.txt"),
-    ("sort", "sort /etc/services"),
-    ("head", "head -c 100 /etc/services"),
-    ("stat", "stat /etc/hostname"),
-    ("df", "df -h /"),
-    ("du", "du -s /usr/share/doc/tar"),
-    ("ps", "ps -p 1 -o comm="),
-    ("id", "id"),
-    ("date", "date"),
-    ("uname", "uname -a"),
-    ("getent", "getent hosts localhost"),
-    (
-        "cp-mv-rm",
-        "sh -c 'cp file.txt b.txt && mv b.txt c.txt && rm c.txt'",
-    ),
-    ("mkdir", "sh -c 'mkdir -p d/e && rmdir d/e d'"),
-    (
-        "pipeline",
-        "sh -c 'cat /etc/services | grep -c tcp | wc -l'",
-    ),
-    ("readlink", "readlink -f /proc/self/exe"),
-    ("sleep", "sleep 0.01"),
-    ("timeout", "timeout 5 sh -c 'kill -TERM $$'"),
-    ("gcc", "gcc -c -x c -o empty.o /dev/null"),
-    ("python", "python3 -S -c 'import os; os.listdir(\".\")'"),
-    (
-        "python-threads",
-        "python3 -S -c 'import threading; t = threading.Thread(target=len, args=(\"a\",)); t.start(); t.join()'",
-    ),
-    (
-        "python-socket",
-        "python3 -S -c 'import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(); c = socket.create_connection(s.getsockname()); a, _ = s.accept(); c.send(b\"hi\"); a.recv(2)'",
-    ),
-];
+use corpus::{CORPUS, Program};
+use strace::Naming;
 
 /// How many programs `--quick` runs (CI's check that the tool keeps working).
 const QUICK: usize = 3;
@@ -106,19 +69,62 @@ pub fn fidelity(quick: bool, only: &[String], verbose: bool) -> Result<()> {
     fidelity_with(&release_rtrace(&workspace_root()), quick, only, verbose)
 }
 
+/// The tools the chosen programs need, installed with apt when missing (as the bench
+/// installs bpftrace); a program whose tools are still missing is left out, and the
+/// run says so.
+fn install_missing(programs: &[&Program]) {
+    let mut packages: Vec<&str> = programs
+        .iter()
+        .flat_map(|p| p.needs.iter())
+        .filter(|(tool, _)| !have(tool))
+        .map(|(_, package)| *package)
+        .collect();
+    packages.sort();
+    packages.dedup();
+    if packages.is_empty() {
+        return;
+    }
+    eprintln!("fidelity: installing {} with apt", packages.join(" "));
+    let _ = Command::new("apt-get")
+        .args(["install", "-y", "-q"])
+        .args(&packages)
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .stdout(Stdio::null())
+        .status();
+}
+
+fn have(tool: &str) -> bool {
+    Command::new("/bin/sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// A syscall's argument names, from its tracefs format (mounted by the tracers by now).
+fn tracefs_args(call: &str) -> Option<Vec<String>> {
+    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .iter()
+        .find_map(|t| {
+            std::fs::read_to_string(format!("{t}/events/syscalls/sys_enter_{call}/format")).ok()
+        })
+        .map(|f| strace::format_args(&f))
+}
+
 /// Runs the corpus (or its first few, `quick`) with this rtrace binary; fails when a
 /// program gives no line to compare (the tool, or a tracer, is broken).
 pub fn fidelity_with(rtrace: &Path, quick: bool, only: &[String], verbose: bool) -> Result<()> {
     let root = workspace_root();
     let rtrace = rtrace.to_str().context("non-UTF-8 path")?;
     let work = root.join("target/fidelity");
-    let programs: Vec<&(&str, &str)> = CORPUS
+    let programs: Vec<&Program> = CORPUS
         .iter()
-        .filter(|(name, _)| only.is_empty() || only.iter().any(|o| o == name))
+        .filter(|p| only.is_empty() || only.iter().any(|o| o == p.name))
         .take(if quick { QUICK } else { usize::MAX })
         .collect();
+    install_missing(&programs);
     println!(
-        "{:<15} {:>15} {:>9} {:>10} {:>7} {:>7} {:>6} {:>6} {:>7} {:>6} {:>6}",
+        "{:<15} {:>15} {:>9} {:>10} {:>7} {:>7} {:>6} {:>6} {:>7} {:>6} {:>6} {:>12} {:>11}",
         "program",
         "calls rt/strace",
         "paired",
@@ -129,15 +135,22 @@ pub fn fidelity_with(rtrace: &Path, quick: bool, only: &[String], verbose: bool)
         "WRONG",
         "MISSING",
         "VARIES",
-        "UNSURE"
+        "UNSURE",
+        "as number",
+        "fd no path"
     );
-    let (mut lines, mut same, mut shaped) = (0, 0, 0);
+    let (mut lines, mut same, mut shaped, mut wrong) = (0, 0, 0, 0);
     let mut causes: std::collections::HashMap<String, (usize, String, String)> = Default::default();
-    for (name, cmd) in programs {
+    let mut naming = Naming::default();
+    let mut left_out = Vec::new();
+    for program in programs {
+        let name = program.name;
+        if let Some((tool, _)) = program.needs.iter().find(|(tool, _)| !have(tool)) {
+            println!("{name:<15} left out: {tool} is missing");
+            left_out.push(name);
+            continue;
+        }
         let dir = work.join(name);
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)?;
-        std::fs::write(dir.join("file.txt"), "fidelity\n".repeat(100))?;
         // Kept beside the program's directory, so that each run sees the same files.
         let kept = work.join(format!("{name}.traces"));
         let _ = std::fs::remove_dir_all(&kept);
@@ -147,11 +160,38 @@ pub fn fidelity_with(rtrace: &Path, quick: bool, only: &[String], verbose: bool)
             kept.join("rtrace.out"),
             kept.join("strace.out"),
         );
-        traced(&["perf", "trace"], cmd, &dir, &p)?;
-        traced(&[rtrace], cmd, &dir, &r)?;
-        traced(&["strace", "-f", "-qq"], cmd, &dir, &s)?;
+        let s_arg = s.to_str().context("non-UTF-8 path")?;
+        // Each tracer runs on a directory as the setup left it.
+        let runs: [(&[&str], &Path); 3] = [
+            (&["perf", "trace"], &p),
+            (&[rtrace], &r),
+            // strace's own file (close-on-exec: the program does not see it), each line
+            // with its tid, and fds with what they are.
+            (
+                &["strace", "-f", "-qq", "-y", "-yy", "-o", s_arg],
+                &kept.join("strace.stderr"),
+            ),
+        ];
+        let mut set_up = true;
+        for (tool, out) in runs {
+            set_up = prepare(program, &dir)?;
+            if !set_up {
+                break;
+            }
+            traced(tool, program.cmd, &dir, out)?;
+        }
+        if !set_up {
+            println!(
+                "{name:<15} left out: its setup failed (`{}`)",
+                program.setup
+            );
+            left_out.push(name);
+            continue;
+        }
         let report = compare::compare(&read(&p), &read(&r), &read(&s));
-        print_row(name, &report);
+        let strace_calls = strace::parse(&read(&s));
+        let named = strace::compare(&read(&r), &strace_calls, &tracefs_args);
+        print_row(name, &report, &named);
         if report.paired == 0 || report.strace_calls == 0 {
             bail!("{name}: nothing to compare (see {})", kept.display());
         }
@@ -163,6 +203,8 @@ pub fn fidelity_with(rtrace: &Path, quick: bool, only: &[String], verbose: bool)
         lines += report.paired;
         same += report.identical;
         shaped += report.shaped();
+        wrong += report.classes.get(&Class::Wrong).copied().unwrap_or(0);
+        naming.add(&named);
         for (c, (n, p, r)) in &report.causes {
             causes
                 .entry(c.clone())
@@ -173,27 +215,91 @@ pub fn fidelity_with(rtrace: &Path, quick: bool, only: &[String], verbose: bool)
     let pct = |n: usize| 100.0 * n as f64 / lines.max(1) as f64;
     println!(
         "all: {lines} paired lines, {same} identical to perf's ({:.1} %), {shaped} in perf's shape \
-         ({:.1} %: identical, or a value where perf shows a pointer)",
+         ({:.1} %: identical, or a value where perf shows a pointer), {wrong} WRONG",
         pct(same),
         pct(shaped)
     );
+    if !left_out.is_empty() {
+        println!("left out: {}", left_out.join(" "));
+    }
     let mut top: Vec<(String, (usize, String, String))> = causes.into_iter().collect();
     top.sort_by(|a, b| b.1.0.cmp(&a.1.0).then_with(|| a.0.cmp(&b.0)));
-    println!("what differs most (FORMAT and MISSING lines, by syscall.argument):");
+    println!("what differs most from perf (FORMAT and MISSING lines, by syscall.argument):");
     for (c, (n, p, r)) in top.iter().take(15) {
         println!("  {n:>6}  {c}");
         if verbose {
             println!("          perf:   {p}\n          rtrace: {r}");
         }
     }
+    print_naming(&naming);
     Ok(())
 }
 
-fn print_row(name: &str, r: &Report) {
+/// Lays the program's directory anew (`file.txt`, its files, then its setup), before
+/// each tracer, so that each finds what the first found; false when the setup failed.
+fn prepare(program: &Program, dir: &Path) -> Result<bool> {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("file.txt"), "fidelity\n".repeat(100))?;
+    for (file, text) in program.files {
+        std::fs::write(dir.join(file), text)?;
+    }
+    if program.setup.is_empty() {
+        return Ok(true);
+    }
+    let status = Command::new("/bin/sh")
+        .args(["-c", program.setup])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .with_context(|| format!("running the setup of {}", program.name))?;
+    Ok(status.success())
+}
+
+/// The corpus's counts against strace: values strace names that rtrace shows as a
+/// number, and fds strace names that rtrace shows bare, each by `syscall.argument`.
+fn print_naming(n: &Naming) {
+    let pct = |a: usize, b: usize| 100.0 * a as f64 / b.max(1) as f64;
+    println!(
+        "against strace -y -yy: {} calls paired; of {} values strace names and rtrace shows, \
+         {} a bare number ({:.1} %); {} more hidden by rtrace (zeros, as perf hides them); \
+         of {} fds strace names (mmap's aside), {} without what they are ({:.1} %)",
+        n.paired,
+        n.named,
+        n.numbers(),
+        pct(n.numbers(), n.named),
+        n.hidden(),
+        n.fds,
+        n.fds_bare(),
+        pct(n.fds_bare(), n.fds)
+    );
+    for (title, map) in [
+        ("strace names it, rtrace shows a number", &n.numbers),
+        ("strace names the fd, rtrace shows it bare", &n.fds_bare),
+        ("strace names it, rtrace hides it (a zero)", &n.hidden),
+    ] {
+        if map.is_empty() {
+            continue;
+        }
+        println!("{title}:");
+        let mut rows: Vec<_> = map.iter().collect();
+        rows.sort_by(|a, b| b.1.count.cmp(&a.1.count).then_with(|| a.0.cmp(b.0)));
+        for (key, seen) in rows {
+            println!(
+                "  {:>6}  {key:<32} strace: {:<28} rtrace: {}",
+                seen.count, seen.strace, seen.rtrace
+            );
+        }
+    }
+}
+
+fn print_row(name: &str, r: &Report, named: &Naming) {
     let n = |c: Class| r.classes.get(&c).copied().unwrap_or(0);
     let pct = |n: usize| 100.0 * n as f64 / r.paired.max(1) as f64;
     println!(
-        "{:<15} {:>7}/{:<7} {:>9} {:>8.1} % {:>5.1} % {:>7} {:>6} {:>6} {:>7} {:>6} {:>6}",
+        "{:<15} {:>7}/{:<7} {:>9} {:>8.1} % {:>5.1} % {:>7} {:>6} {:>6} {:>7} {:>6} {:>6} {:>5}/{:<6} {:>4}/{:<6}",
         name,
         r.rtrace_calls,
         r.strace_calls,
@@ -206,5 +312,9 @@ fn print_row(name: &str, r: &Report) {
         n(Class::Missing),
         n(Class::Varies),
         n(Class::Unsure),
+        named.numbers(),
+        named.named,
+        named.fds_bare(),
+        named.fds,
     );
 }
