@@ -375,6 +375,9 @@ const SIGNAL_SYSCALLS: &[&str] = &[
     "signal",
 ];
 
+/// Fd arguments whose names do not end in `fd` (pointers to fds aside: pipe's `fildes`).
+const FD_NAMES: &[&str] = &["fildes", "fd_in", "fd_out", "fdin", "fdout"];
+
 pub fn beauty_for(syscall: &str, arg: &ArgSpec) -> Beauty {
     let name = arg.name.as_str();
     if let Some((_, _, b)) = SPECIFIC
@@ -400,7 +403,14 @@ pub fn beauty_for(syscall: &str, arg: &ArgSpec) -> Beauty {
     if matches!(name, "dfd" | "olddfd" | "newdfd" | "fromfd" | "todfd") {
         return Beauty::Dfd;
     }
-    if name == "fd" || name.ends_with("_fd") || (name.ends_with("fd") && ty.contains("int")) {
+    // perf's rule (a name ending in fd), and the fds it leaves as numbers where strace
+    // names them: dup's `fildes`, copy_file_range's and splice's `fd_in`/`fd_out`,
+    // tee's `fdin`/`fdout`.
+    if name == "fd"
+        || name.ends_with("_fd")
+        || (name.ends_with("fd") && ty.contains("int"))
+        || FD_NAMES.contains(&name)
+    {
         return Beauty::Fd;
     }
     if name == "sig" && SIGNAL_SYSCALLS.contains(&syscall) {
@@ -529,6 +539,21 @@ mod tests {
             Beauty::Str
         );
         assert_eq!(beauty_for("read", &spec("fd", "unsigned int")), Beauty::Fd);
+        for (call, arg) in [
+            ("dup", "fildes"),
+            ("copy_file_range", "fd_in"),
+            ("copy_file_range", "fd_out"),
+            ("splice", "fd_in"),
+            ("tee", "fdin"),
+            ("tee", "fdout"),
+        ] {
+            assert_eq!(
+                beauty_for(call, &spec(arg, "int")),
+                Beauty::Fd,
+                "{call}.{arg}"
+            );
+        }
+        assert_eq!(beauty_for("pipe", &spec("fildes", "int *")), Beauty::FdPair);
         assert_eq!(
             beauty_for("read", &spec("buf", "char *")),
             Beauty::ReadBuffer
