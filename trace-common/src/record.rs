@@ -24,6 +24,12 @@ pub const REC_FD_INODES: u16 = 8;
 /// resolved means what it means to rtrace.
 pub const REC_VIEW_KNOWN: u16 = 16;
 pub const REC_SAME_VIEW: u16 = 32;
+/// `SyscallRecord::flags`: a child's first return from a vfork (or a clone with
+/// CLONE_VFORK) whose parent is traced: `args[0]` is the parent's pid. The parent waits
+/// in the call until the child execs or exits, so the child's records come before the
+/// parent's return, and the fds and directory the child starts with are the parent's
+/// as its records before the call left them.
+pub const REC_PARENT: u16 = 64;
 
 /// `SyscallRecord::kind` of a syscall record.
 pub const KIND_SYSCALL: u16 = 1;

@@ -11,16 +11,19 @@ use aya_ebpf::{
 };
 use aya_log_ebpf::{debug, warn};
 use trace_common::maps::{
-    COUNTER_LOST_HANDOFF, COUNTER_LOST_TASKS, FILTER_UNTIL_EXEC, GROUP_EXIT_FIELD, GROUP_EXIT_LIVE,
-    HANDOFFS_GIVEN, HANDOFFS_SETTLED, TRACE_ARM_ON_EXEC,
+    CLASS_BLOCKING, CLASS_FORK, COUNTER_LOST_HANDOFF, COUNTER_LOST_TASKS, FILTER_UNTIL_EXEC,
+    GROUP_EXIT_FIELD, GROUP_EXIT_LIVE, HANDOFFS_GIVEN, HANDOFFS_SETTLED, TRACE_ARM_ON_EXEC,
 };
 
 use crate::{
     maps::{
-        BPRM_FILENAME_OFF, FOLLOW_AT_FORK, FORK_HANDOFF, GROUP_EXIT_BY, INHERIT, KEY_BY_TID,
-        PIDNS_INO, PIDS_FILTERED, PIDS_TO_TRACE, SIGNAL_LIVE_OFF, TASK_PID_OFF, TASK_SIGNAL_OFF,
-        TASK_TGID_OFF, TRACE_ALL, bump, handoffs_bump, handoffs_waiting,
+        BPRM_FILENAME_OFF, FOLLOW_AT_FORK, FORK_HANDOFF, GROUP_EXIT_BY, INFLIGHT, INHERIT,
+        KEY_BY_TID, PIDNS_INO, PIDS_FILTERED, PIDS_TO_TRACE, SIGNAL_LIVE_OFF, TASK_PID_OFF,
+        TASK_SIGNAL_OFF, TASK_TGID_OFF, TRACE_ALL, VFORK_PARENT, bump, handoffs_bump,
+        handoffs_waiting,
     },
+    summary,
+    syscalls::waits_for_its_child,
     task::{Ids, current_ids},
 };
 
@@ -49,6 +52,7 @@ fn on_fork(ctx: &RawTracePointContext) -> Option<()> {
         let _ = PIDS_TO_TRACE.remove(child);
         let _ = PIDS_FILTERED.remove(child);
     }
+    link_vfork_child(child);
     if TRACE_ALL.load() != 0 || INHERIT.load() == 0 {
         return None;
     }
@@ -78,6 +82,30 @@ fn on_fork(ctx: &RawTracePointContext) -> Option<()> {
         "task {} forked {} (the kernel's number): handed off", ids.tid, child
     );
     Some(())
+}
+
+/// A traced task that forks in vfork (or a clone with CLONE_VFORK) waits for this
+/// child until it execs or exits, so the child's records come before the parent's
+/// return: the child's first record names its parent (`REC_PARENT`, see
+/// `syscalls::vfork_parent`), for the reader to give it the parent's fds and directory
+/// before its own calls. A function of its own, off the fork's common path.
+#[inline(never)]
+fn link_vfork_child(child: u32) -> Option<()> {
+    if !summary::wants_records() {
+        return None;
+    }
+    let call = INFLIGHT.current(false)?;
+    // Only a traced task's call is in its storage. vfork is the one fork call marked
+    // blocking; clone and clone3 wait when their flags say so. (Both are marked only
+    // where unfinished entries are shown, perf's line output: elsewhere the child
+    // still takes its parent's fds at the parent's return.)
+    let waits = call.class & CLASS_FORK != 0
+        && (call.class & CLASS_BLOCKING != 0 || waits_for_its_child(call.class, &call.args));
+    if call.enter_ns == 0 || !waits {
+        return None;
+    }
+    let ids = current_ids()?;
+    VFORK_PARENT.insert(child, ids.pid, 0).ok()
 }
 
 /// The child of a traced task becomes a target at once, when its number here is the

@@ -25,15 +25,15 @@ use trace_common::{
     },
     record::{
         InflightCall, KIND_EXEC_ENV, KIND_EXEC_READS, KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT,
-        REC_PENDING, STACK_KERNEL_SYSCALLS, SyscallRecord,
+        REC_PARENT, REC_PENDING, STACK_KERNEL_SYSCALLS, SyscallRecord,
     },
 };
 
 use crate::{
     augment,
     maps::{
-        EVENTS, EXEC_ENVP, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, bump, class_of, handoffs_bump,
-        handoffs_waiting, selected,
+        EVENTS, EXEC_ENVP, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, VFORK_PARENT, bump, class_of,
+        handoffs_bump, handoffs_waiting, selected,
     },
     regs::{compat_syscall_args, is_compat, sigreturn_mask, syscall_args, syscall_nr, user_sp},
     summary,
@@ -182,7 +182,7 @@ fn on_enter(nr: u32, read_args: impl FnOnce() -> Option<[u64; 6]>) -> Option<()>
 /// child runs, as a vfork does. Its arguments are read (the class bits are set only
 /// where unfinished entries are shown, and so records are wanted).
 #[inline(always)]
-fn waits_for_its_child(class: u32, args: &[u64; 6]) -> bool {
+pub(crate) fn waits_for_its_child(class: u32, args: &[u64; 6]) -> bool {
     let flags = if class & CLASS_VFORK_IN_ARG != 0 {
         args[0]
     } else if class & CLASS_VFORK_IN_STRUCT != 0 {
@@ -288,8 +288,28 @@ fn on_exit<C: EbpfContext>(
     }
     let now = now_ns();
     call_chain(ctx, &ids, now);
-    emit(REC_HAS_EXIT, nr, &ids, 0, now, &[0; 6], ret);
+    let mut args = [0u64; 6];
+    let mut rec_flags = REC_HAS_EXIT;
+    if ret == 0
+        && class & CLASS_FORK != 0
+        && let Some(parent) = vfork_parent(kernel_tid)
+    {
+        args[0] = u64::from(parent);
+        rec_flags |= REC_PARENT;
+    }
+    emit(rec_flags, nr, &ids, 0, now, &args, ret);
     Some(())
+}
+
+/// The parent a vfork child's first return names (see `lifecycle::link_vfork_child`),
+/// taken out of the map. A function of its own: sys_exit's stack is near old kernels'
+/// limit.
+#[inline(never)]
+fn vfork_parent(kernel_tid: u32) -> Option<u32> {
+    // SAFETY: a u32 value, copied.
+    let parent = unsafe { VFORK_PARENT.get(&kernel_tid) }.copied()?;
+    let _ = VFORK_PARENT.remove(&kernel_tid);
+    Some(parent)
 }
 
 /// `--call-graph`: the call's frames, sent just before its record.

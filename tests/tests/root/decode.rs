@@ -1172,6 +1172,70 @@ fn a_vfork_parent_is_unfinished_while_its_child_runs() {
     );
 }
 
+/// A vfork child that opens, reads and closes before it ends, while its parent still
+/// waits in vfork: the child's records all come before the parent's return.
+const VFORK_FDS_PROGRAM: &str = r#"
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    char buf[8];
+    if (argc < 2 || chdir(argv[1]) != 0) return 2;
+    int inherited = open(argv[2], O_RDONLY);
+    if (inherited != 3) return 3;
+    if (vfork() == 0) {
+        int own = open("rel.txt", O_RDONLY);
+        read(own, buf, sizeof buf);
+        read(inherited, buf, sizeof buf);
+        close(own);
+        close(inherited);
+        _exit(0);
+    }
+    wait(0);
+    return 0;
+}
+"#;
+
+#[test]
+fn a_vfork_child_has_its_parents_fds_and_directory_before_the_parent_returns() {
+    if !bpf_ready("a_vfork_child_has_its_parents_fds_and_directory_before_the_parent_returns") {
+        return;
+    }
+    // Before, the child got its parent's fds and directory only at the parent's
+    // return from vfork, after every line of the child: its relative open and its
+    // inherited fd had no path (git's `.git/config` under dash, in the fidelity run).
+    let dir = scratch_dir("vforkfds");
+    std::fs::write(dir.join("rel.txt"), "rel\n").unwrap();
+    std::fs::write(dir.join("abs.txt"), "abs\n").unwrap();
+    let bin = compile(&dir, "vforkfds", VFORK_FDS_PROGRAM);
+    let real = std::fs::canonicalize(&*dir).unwrap().display().to_string();
+    let abs = format!("{real}/abs.txt");
+    let r = run(rtrace().arg("--").arg(&bin).arg(&*dir).arg(&abs), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    let parent = lines.first().expect("a traced line").tid;
+    let child: Vec<String> = lines
+        .iter()
+        .filter(|l| l.tid != parent && (l.name == "read" || l.name == "close"))
+        .map(|l| format!("{}({})", l.name, l.args))
+        .collect();
+    let own = format!("4<{real}/rel.txt>");
+    let inherited = format!("3<{abs}>");
+    for (call, fd) in [
+        ("read", &own),
+        ("read", &inherited),
+        ("close", &own),
+        ("close", &inherited),
+    ] {
+        assert!(
+            child
+                .iter()
+                .any(|c| c.starts_with(&format!("{call}(fd: {fd}"))),
+            "the child's {call} of {fd}: {child:#?}{r}"
+        );
+    }
+}
+
 /// posix_spawn: glibc's is a clone3 (or a clone) with CLONE_VM | CLONE_VFORK, and the
 /// parent waits in it while its child runs up to its exec.
 const SPAWN_PROGRAM: &str = r#"
@@ -1658,6 +1722,51 @@ fn values_strace_names_are_named() {
         r.stderr.contains("S_IFDIR|S_ISVTX|0777"),
         "the sticky directory's mode{r}"
     );
+}
+
+/// dup's `fildes` and copy_file_range's `fd_in`/`fd_out`: fds whose names do not end in
+/// `fd`, perf's rule, which left them as numbers (cp's copy_file_range in the fidelity
+/// run; strace names them).
+const FD_NAMES_PROGRAM: &str = r#"
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    int in = open(argv[1], O_RDONLY);
+    int out = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (in != 3 || out != 4) return 1;
+    int again = dup(in);
+    if (copy_file_range(in, 0, out, 0, 4, 0) < 0) return 2;
+    close(again);
+    return 0;
+}
+"#;
+
+#[test]
+fn fds_whose_names_do_not_end_in_fd_are_named() {
+    if !bpf_ready("fds_whose_names_do_not_end_in_fd_are_named") {
+        return;
+    }
+    let dir = scratch_dir("fdnames");
+    let bin = compile(&dir, "fdnames", FD_NAMES_PROGRAM);
+    let real = std::fs::canonicalize(&*dir).unwrap().display().to_string();
+    let (a, b) = (format!("{real}/a"), format!("{real}/b"));
+    std::fs::write(&a, "data\n").unwrap();
+    let r = run(
+        rtrace()
+            .args(["-e", "openat,dup,copy_file_range,close", "--"])
+            .arg(&bin)
+            .args([&a, &b]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    for expected in [
+        format!("dup(fildes: 3<{a}>)"),
+        format!("copy_file_range(fd_in: 3<{a}>, fd_out: 4<{b}>"),
+        format!("close(fd: 5<{a}>)"),
+    ] {
+        assert!(r.stderr.contains(&expected), "no {expected}{r}");
+    }
 }
 
 /// A native number where no native call is, but where the 32-bit table's indexes lie

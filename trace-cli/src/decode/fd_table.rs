@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use trace_common::{
     SyscallRecord,
-    record::{REC_FD_INODES, REC_SAME_VIEW, REC_VIEW_KNOWN},
+    record::{REC_FD_INODES, REC_PARENT, REC_SAME_VIEW, REC_VIEW_KNOWN},
 };
 
 use crate::decode::{
@@ -136,6 +136,9 @@ pub struct FdTable {
     same_view: HashMap<u32, bool>,
     /// Fds known to be close-on-exec: a successful execve closes them.
     cloexec: rustc_hash::FxHashSet<(u32, i32)>,
+    /// vfork children that took their parent's fds and directory at their own first
+    /// return (`REC_PARENT`), until the parent's return, which then adds nothing.
+    linked: rustc_hash::FxHashSet<u32>,
     canon: Box<dyn Canon>,
 }
 
@@ -150,6 +153,7 @@ impl FdTable {
             cwds: HashMap::default(),
             same_view: HashMap::default(),
             cloexec: Default::default(),
+            linked: Default::default(),
             canon: Box::new(canon),
         }
     }
@@ -211,6 +215,10 @@ impl FdTable {
             return;
         }
         if !rec.has_exit() {
+            return;
+        }
+        if rec.flags & REC_PARENT != 0 {
+            self.started_by(rec.args[0] as u32, rec);
             return;
         }
         let (pid, ret, fd0) = (rec.pid, rec.ret, rec.args[0] as u32 as i32);
@@ -409,6 +417,30 @@ impl FdTable {
         Some(join(base, path))
     }
 
+    /// A vfork child's first return, which names its parent (`REC_PARENT`): the parent
+    /// waits in the call, so what it is known to have now is what the child starts
+    /// with, before any record of the child's own. (Whether it sees the file system as
+    /// its parent does waits for the parent's return, which has the clone's flags.)
+    fn started_by(&mut self, parent: u32, rec: &SyscallRecord) {
+        let child = rec.pid;
+        if parent == child || !self.linked.insert(child) {
+            return;
+        }
+        self.inherit_fds(parent, child);
+        if self.cwd_enabled {
+            let path = self.cwds.get(&parent).and_then(|c| c.path.clone());
+            let since_ns = rec.exit_ns;
+            self.cwds.insert(
+                child,
+                Cwd {
+                    path,
+                    since_ns,
+                    read_between: None,
+                },
+            );
+        }
+    }
+
     /// A fork or clone of `rec.pid` made `rec.ret`: a thread of it, or a new process
     /// (in a mount namespace of its own when `new_ns`).
     fn forked(&mut self, rec: &SyscallRecord, thread: bool, new_ns: bool) {
@@ -417,7 +449,11 @@ impl FdTable {
             if let Some(&same) = self.same_view.get(&rec.pid) {
                 self.same_view.insert(child, same && !new_ns);
             }
-            self.inherit_fds(rec.pid, child);
+            // A child that named this parent at its first return has its fds already,
+            // and has changed them since: a closed one must not come back.
+            if !self.linked.remove(&child) {
+                self.inherit_fds(rec.pid, child);
+            }
         }
         if !self.cwd_enabled {
             return;
@@ -507,7 +543,9 @@ fn cloexec(flags: u64) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use trace_common::record::{KIND_SYSCALL, REC_FD_INODES, REC_HAS_ENTRY, REC_HAS_EXIT};
+    use trace_common::record::{
+        KIND_SYSCALL, REC_FD_INODES, REC_HAS_ENTRY, REC_HAS_EXIT, REC_PARENT,
+    };
 
     use super::*;
     use crate::decode::format::{ArgKind, ArgSpec};
@@ -1047,6 +1085,44 @@ mod tests {
             fds: Some(Vec::new()),
             same_view: true,
         }
+    }
+
+    #[test]
+    fn a_vfork_child_starts_with_its_parents_fds_and_directory_before_the_parent_returns() {
+        // The parent (PID, in /srv, fd 4 open) waits in vfork; the child's records,
+        // its first return naming the parent first, all come before the parent's
+        // return (which, before, was the only thing that gave the child anything).
+        let vfork = info("vfork", &[]);
+        let close = info("close", &[("fd", "unsigned int")]);
+        let mut t = seeded(b"/srv");
+        t.update(
+            &at(150, 160, [CWD, 0, 0, 0, 0, 0], 4),
+            &openat(),
+            Some(b"/etc/hosts"),
+            None,
+        );
+        let mut first = at(0, 210, [PID as u64, 0, 0, 0, 0, 0], 0);
+        first.flags = REC_HAS_EXIT | REC_PARENT;
+        first.pid = 77;
+        t.update(&first, &vfork, None, None);
+        assert_eq!(t.path(77, 4), Some(&b"/etc/hosts"[..]));
+        let mut open = at(220, 230, [CWD, 0, 0, 0, 0, 0], 3);
+        open.pid = 77;
+        t.update(&open, &openat(), Some(b".git/config"), None);
+        assert_eq!(t.path(77, 3), Some(&b"/srv/.git/config"[..]));
+        let mut closed = at(240, 250, [4, 0, 0, 0, 0, 0], 0);
+        closed.pid = 77;
+        t.update(&closed, &close, None, None);
+        // The parent's return: the fd the child closed stays closed, its own stays.
+        t.update(&at(200, 300, [0; 6], 77), &vfork, None, None);
+        assert_eq!(t.path(77, 4), None);
+        assert_eq!(t.path(77, 3), Some(&b"/srv/.git/config"[..]));
+        assert!(t.linked.is_empty());
+        // A record that names the task itself as its parent (a thread) takes nothing.
+        let mut own = first;
+        own.pid = PID;
+        t.update(&own, &vfork, None, None);
+        assert!(t.linked.is_empty());
     }
 
     #[test]

@@ -67,7 +67,7 @@ pub const TARGETS: [Target; 3] = [
 /// clone, rt_sigreturn's frame, the legacy path calls, event names, the arm32 program).
 /// The whole suite passes too, but takes about 8.5 minutes under arm64 emulation on CI's
 /// two cores (the x86_64 kernels 8-10 each); this takes about 3.5.
-pub const ARM64_SUBSET: [&str; 56] = [
+pub const ARM64_SUBSET: [&str; 58] = [
     "command::traces_a_command_with_its_syscalls_and_nothing_of_rtrace",
     "command::children_of_the_command_are_followed",
     "command::same_syscalls_as_strace_for_ls",
@@ -114,6 +114,8 @@ pub const ARM64_SUBSET: [&str; 56] = [
     "record::a_record_replays_as_the_live_trace",
     "record::a_replay_shows_unfinished_calls_only_where_the_live_trace_does",
     "decode::a_vfork_parent_is_unfinished_while_its_child_runs",
+    "decode::a_vfork_child_has_its_parents_fds_and_directory_before_the_parent_returns",
+    "decode::fds_whose_names_do_not_end_in_fd_are_named",
     "decode::a_clone_with_clone_vfork_is_unfinished_while_its_child_runs",
     "decode::rt_sigreturn_shows_the_mask_it_restores",
     "decode::values_strace_names_are_named",
