@@ -1724,18 +1724,22 @@ fn values_strace_names_are_named() {
     );
 }
 
-/// dup's `fildes` and copy_file_range's `fd_in`/`fd_out`: fds whose names do not end in
-/// `fd`, perf's rule, which left them as numbers (cp's copy_file_range in the fidelity
-/// run; strace names them).
+/// What cp does to copy: FICLONE first, then copy_file_range; and a dup. dup's `fildes`
+/// and copy_file_range's `fd_in`/`fd_out` are fds whose names do not end in `fd`,
+/// perf's rule, which left them as numbers, and FICLONE had no name (cp under make in
+/// the fidelity run; strace names all three).
 const FD_NAMES_PROGRAM: &str = r#"
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 int main(int argc, char **argv) {
     int in = open(argv[1], O_RDONLY);
     int out = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (in != 3 || out != 4) return 1;
     int again = dup(in);
+    ioctl(out, FICLONE, in);
     if (copy_file_range(in, 0, out, 0, 4, 0) < 0) return 2;
     close(again);
     return 0;
@@ -1743,8 +1747,8 @@ int main(int argc, char **argv) {
 "#;
 
 #[test]
-fn fds_whose_names_do_not_end_in_fd_are_named() {
-    if !bpf_ready("fds_whose_names_do_not_end_in_fd_are_named") {
+fn a_copys_fds_and_ficlone_are_named() {
+    if !bpf_ready("a_copys_fds_and_ficlone_are_named") {
         return;
     }
     let dir = scratch_dir("fdnames");
@@ -1754,7 +1758,7 @@ fn fds_whose_names_do_not_end_in_fd_are_named() {
     std::fs::write(&a, "data\n").unwrap();
     let r = run(
         rtrace()
-            .args(["-e", "openat,dup,copy_file_range,close", "--"])
+            .args(["-e", "openat,dup,ioctl,copy_file_range,close", "--"])
             .arg(&bin)
             .args([&a, &b]),
         LIMIT,
@@ -1762,6 +1766,7 @@ fn fds_whose_names_do_not_end_in_fd_are_named() {
     assert_eq!(r.code(), Some(0), "{r}");
     for expected in [
         format!("dup(fildes: 3<{a}>)"),
+        format!("ioctl(fd: 4<{b}>, cmd: FICLONE, arg: 0x3)"),
         format!("copy_file_range(fd_in: 3<{a}>, fd_out: 4<{b}>"),
         format!("close(fd: 5<{a}>)"),
     ] {

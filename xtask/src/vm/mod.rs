@@ -115,7 +115,7 @@ pub const ARM64_SUBSET: [&str; 58] = [
     "record::a_replay_shows_unfinished_calls_only_where_the_live_trace_does",
     "decode::a_vfork_parent_is_unfinished_while_its_child_runs",
     "decode::a_vfork_child_has_its_parents_fds_and_directory_before_the_parent_returns",
-    "decode::fds_whose_names_do_not_end_in_fd_are_named",
+    "decode::a_copys_fds_and_ficlone_are_named",
     "decode::a_clone_with_clone_vfork_is_unfinished_while_its_child_runs",
     "decode::rt_sigreturn_shows_the_mask_it_restores",
     "decode::values_strace_names_are_named",

@@ -702,6 +702,14 @@ mod tests {
         assert_eq!(show(Beauty::Enum(&tables::LSEEK_WHENCE), 0), "SET");
         assert_eq!(show(Beauty::Enum(&tables::IOCTL_CMD), 0x5413), "TIOCGWINSZ");
         assert_eq!(show(Beauty::Enum(&tables::IOCTL_CMD), 0x1234), "4660");
+        assert_eq!(
+            show(Beauty::Enum(&tables::IOCTL_CMD), 0x4004_9409),
+            "FICLONE"
+        );
+        assert_eq!(
+            show(Beauty::Enum(&tables::IOCTL_CMD), 0xc018_9436),
+            "FIDEDUPERANGE"
+        );
         assert_eq!(show(Beauty::Flags(&tables::GETRANDOM_FLAGS), 1), "NONBLOCK");
         assert_eq!(
             show(Beauty::Flags(&tables::STATX_MASK), 0x7ff),

@@ -814,6 +814,11 @@ pub const IOCTL_CMD: Table = Table {
         (0x5429, "TIOCGSID"),
         (0x80045430, "TIOCGPTN"),
         (0x40045431, "TIOCSPTLCK"),
+        // linux/fs.h, the same numbers on every architecture rtrace decodes: cp's
+        // reflink attempt (strace: `BTRFS_IOC_CLONE or FICLONE`).
+        (0x40049409, "FICLONE"),
+        (0x4020940d, "FICLONERANGE"),
+        (0xc0189436, "FIDEDUPERANGE"),
     ],
 };
 
