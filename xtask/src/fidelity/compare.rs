@@ -462,6 +462,7 @@ const PID_RETURNS: &[&str] = &[
     "getpgid",
     "getpgrp",
     "getsid",
+    "setsid",
     "set_tid_address",
 ];
 
