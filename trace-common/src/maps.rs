@@ -29,10 +29,10 @@ pub const CLASS_EXEC: u32 = 4;
 pub const CLASS_EXIT: u32 = 8;
 /// clone/clone3/fork/vfork: a new child's first return is not a call of its own.
 pub const CLASS_FORK: u32 = 16;
-/// clone: blocking (as [`CLASS_BLOCKING`]) when its flags, the first argument, ask for
-/// CLONE_VFORK: the parent then waits until its child has exec'd or exited, as in
-/// vfork (arm64 has no vfork; libc's vfork() is this clone). Set only where blocking
-/// entries are asked for.
+/// clone: its flags, the first argument, say whether the parent waits until its child
+/// has exec'd or exited (CLONE_VFORK), as in vfork (arm64 has no vfork; libc's vfork()
+/// is this clone). With [`CLASS_BLOCKING`] too (set only where blocking entries are
+/// asked for), it is blocking only when they do.
 pub const CLASS_VFORK_IN_ARG: u32 = 32;
 /// clone3: the same, with the flags in the first u64 of the `struct clone_args` its
 /// first argument points to (glibc's posix_spawn is such a clone3).
@@ -50,6 +50,9 @@ pub const CLASS_FD_INODE_PAIR_ARG3: u32 = 512;
 /// successful exit the kernel side says whether the task sees the file system as
 /// rtrace does (`record::REC_VIEW_KNOWN`).
 pub const CLASS_PATH_VIEW: u32 = 1024;
+/// vfork: the parent waits until its child has exec'd or exited (see
+/// `record::REC_PARENT`), whatever the output.
+pub const CLASS_VFORK: u32 = 2048;
 /// CLONE_VFORK, the same on every architecture (include/uapi/linux/sched.h).
 pub const CLONE_VFORK: u64 = 0x4000;
 

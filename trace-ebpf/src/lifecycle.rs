@@ -11,8 +11,8 @@ use aya_ebpf::{
 };
 use aya_log_ebpf::{debug, warn};
 use trace_common::maps::{
-    CLASS_BLOCKING, CLASS_FORK, COUNTER_LOST_HANDOFF, COUNTER_LOST_TASKS, FILTER_UNTIL_EXEC,
-    GROUP_EXIT_FIELD, GROUP_EXIT_LIVE, HANDOFFS_GIVEN, HANDOFFS_SETTLED, TRACE_ARM_ON_EXEC,
+    CLASS_VFORK, COUNTER_LOST_HANDOFF, COUNTER_LOST_TASKS, FILTER_UNTIL_EXEC, GROUP_EXIT_FIELD,
+    GROUP_EXIT_LIVE, HANDOFFS_GIVEN, HANDOFFS_SETTLED, TRACE_ARM_ON_EXEC,
 };
 
 use crate::{
@@ -95,12 +95,9 @@ fn link_vfork_child(child: u32) -> Option<()> {
         return None;
     }
     let call = INFLIGHT.current(false)?;
-    // Only a traced task's call is in its storage. vfork is the one fork call marked
-    // blocking; clone and clone3 wait when their flags say so. (Both are marked only
-    // where unfinished entries are shown, perf's line output: elsewhere the child
-    // still takes its parent's fds at the parent's return.)
-    let waits = call.class & CLASS_FORK != 0
-        && (call.class & CLASS_BLOCKING != 0 || waits_for_its_child(call.class, &call.args));
+    // Only a traced task's call is in its storage. vfork's parent waits; clone's and
+    // clone3's when their flags say so.
+    let waits = call.class & CLASS_VFORK != 0 || waits_for_its_child(call.class, &call.args);
     if call.enter_ns == 0 || !waits {
         return None;
     }

@@ -172,15 +172,17 @@ fn on_enter(nr: u32, read_args: impl FnOnce() -> Option<[u64; 6]>) -> Option<()>
         enter_ns: now,
         args,
     };
-    if class & CLASS_BLOCKING != 0 || waits_for_its_child(class, &args) {
+    // A fork call is blocking only when its parent waits for its child.
+    let forks_by_flags = class & (CLASS_VFORK_IN_ARG | CLASS_VFORK_IN_STRUCT) != 0;
+    if class & CLASS_BLOCKING != 0 && (!forks_by_flags || waits_for_its_child(class, &args)) {
         emit_pending(nr, &ids, now, &args);
     }
     Some(())
 }
 
 /// Whether a clone or clone3 asks for CLONE_VFORK, so that the parent waits while its
-/// child runs, as a vfork does. Its arguments are read (the class bits are set only
-/// where unfinished entries are shown, and so records are wanted).
+/// child runs, as a vfork does. Its arguments are those recorded (read only when
+/// records are wanted).
 #[inline(always)]
 pub(crate) fn waits_for_its_child(class: u32, args: &[u64; 6]) -> bool {
     let flags = if class & CLASS_VFORK_IN_ARG != 0 {

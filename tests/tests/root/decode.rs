@@ -1234,6 +1234,27 @@ fn a_vfork_child_has_its_parents_fds_and_directory_before_the_parent_returns() {
             "the child's {call} of {fd}: {child:#?}{r}"
         );
     }
+    // The same with --json, which shows no unfinished entries: whether the parent
+    // waits is the kernel side's to find, whatever the output.
+    let r = run(
+        rtrace()
+            .arg("--json")
+            .arg("--")
+            .arg(&bin)
+            .arg(&*dir)
+            .arg(&abs),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    for (fd, path) in [(4, format!("{real}/rel.txt")), (3, abs.clone())] {
+        let read = format!(r#""fd":{{"raw":{fd},"fd":{fd},"path":"{path}"}}"#);
+        assert!(
+            r.stderr
+                .lines()
+                .any(|l| l.contains(r#""syscall":"read""#) && l.contains(&read)),
+            "the child's read of {path} in JSON{r}"
+        );
+    }
 }
 
 /// posix_spawn: glibc's is a clone3 (or a clone) with CLONE_VM | CLONE_VFORK, and the

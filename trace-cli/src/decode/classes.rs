@@ -3,8 +3,8 @@
 
 use trace_common::maps::{
     CLASS_BLOCKING, CLASS_EXEC, CLASS_EXIT, CLASS_FD_INODE_PAIR_ARG0, CLASS_FD_INODE_PAIR_ARG3,
-    CLASS_FD_INODE_RET, CLASS_FORK, CLASS_PATH_VIEW, CLASS_SELECTED, CLASS_VFORK_IN_ARG,
-    CLASS_VFORK_IN_STRUCT, SYSCALL_INDEXES,
+    CLASS_FD_INODE_RET, CLASS_FORK, CLASS_PATH_VIEW, CLASS_SELECTED, CLASS_VFORK,
+    CLASS_VFORK_IN_ARG, CLASS_VFORK_IN_STRUCT, SYSCALL_INDEXES,
 };
 
 use crate::decode::{fd_effect, syscall_table};
@@ -41,8 +41,6 @@ const BLOCKING: &[&str] = &[
     "io_getevents",
     "io_uring_enter",
     "sigsuspend",
-    // The parent waits until its child has exec'd or exited (perf shows it unfinished).
-    "vfork",
 ];
 
 const NAMED: &[(&[&str], u32)] = &[
@@ -51,10 +49,12 @@ const NAMED: &[(&[&str], u32)] = &[
     (&["clone", "clone3", "fork", "vfork"], CLASS_FORK),
 ];
 
-/// The fork calls that block only when their flags ask for CLONE_VFORK, and where the
-/// kernel side finds those flags. Like [`BLOCKING`], only when unfinished entries are
-/// asked for.
-const VFORK_BY_FLAGS: &[(&str, u32)] = &[
+/// The fork calls whose parent waits for its child (a vfork child's first return names
+/// its parent, `record::REC_PARENT`): vfork always, the others when their flags ask for
+/// CLONE_VFORK, found where the kernel side looks for them. With unfinished entries
+/// asked for, they are [`BLOCKING`] too (the others only when their flags ask).
+const VFORK: &[(&str, u32)] = &[
+    ("vfork", CLASS_VFORK),
     ("clone", CLASS_VFORK_IN_ARG),
     ("clone3", CLASS_VFORK_IN_STRUCT),
 ];
@@ -111,9 +111,11 @@ pub fn syscall_classes(selection: Option<&[u32]>, unfinished: bool) -> Vec<(u32,
             if unfinished && BLOCKING.contains(&name) {
                 bits |= CLASS_BLOCKING;
             }
-            if unfinished && let Some((_, class)) = VFORK_BY_FLAGS.iter().find(|(n, _)| *n == name)
-            {
+            if let Some((_, class)) = VFORK.iter().find(|(n, _)| *n == name) {
                 bits |= class;
+                if unfinished {
+                    bits |= CLASS_BLOCKING;
+                }
             }
             for (names, class) in NAMED {
                 if names.contains(&name) {
@@ -159,18 +161,26 @@ mod tests {
         assert_eq!(class(&classes, c("execve")), CLASS_EXEC);
         assert_eq!(class(&classes, n("exit_group")), CLASS_EXIT);
         assert_eq!(class(&classes, c("exit_group")), CLASS_EXIT);
-        assert_eq!(class(&classes, n("clone")), CLASS_FORK | CLASS_VFORK_IN_ARG);
-        assert_eq!(class(&classes, c("clone")), CLASS_FORK | CLASS_VFORK_IN_ARG);
-        assert_eq!(
-            class(&classes, n("clone3")),
-            CLASS_FORK | CLASS_VFORK_IN_STRUCT
-        );
+        // The forks whose parent may wait: blocking (when their flags ask, for clone
+        // and clone3) where unfinished entries are shown.
+        let waits = CLASS_FORK | CLASS_BLOCKING;
+        assert_eq!(class(&classes, n("clone")), waits | CLASS_VFORK_IN_ARG);
+        assert_eq!(class(&classes, c("clone")), waits | CLASS_VFORK_IN_ARG);
+        assert_eq!(class(&classes, n("clone3")), waits | CLASS_VFORK_IN_STRUCT);
+        assert_eq!(class(&classes, n("vfork")), waits | CLASS_VFORK);
+        assert_eq!(class(&classes, n("fork")), CLASS_FORK);
         assert_eq!(class(&classes, n("wait4")), CLASS_BLOCKING);
         assert_eq!(class(&classes, n("read")), 0);
+        // Elsewhere (--json, -s, --failure…) none blocks, and the kernel side still
+        // finds which parents wait (REC_PARENT).
         let quiet = syscall_classes(None, false);
         assert_eq!(class(&quiet, n("wait4")), 0);
-        assert_eq!(class(&quiet, n("clone")), CLASS_FORK);
-        assert_eq!(class(&quiet, n("clone3")), CLASS_FORK);
+        assert_eq!(class(&quiet, n("clone")), CLASS_FORK | CLASS_VFORK_IN_ARG);
+        assert_eq!(
+            class(&quiet, n("clone3")),
+            CLASS_FORK | CLASS_VFORK_IN_STRUCT
+        );
+        assert_eq!(class(&quiet, n("vfork")), CLASS_FORK | CLASS_VFORK);
     }
 
     #[test]
