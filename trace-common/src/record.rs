@@ -24,12 +24,6 @@ pub const REC_FD_INODES: u16 = 8;
 /// resolved means what it means to rtrace.
 pub const REC_VIEW_KNOWN: u16 = 16;
 pub const REC_SAME_VIEW: u16 = 32;
-/// `SyscallRecord::flags`: a child's first return from a vfork (or a clone with
-/// CLONE_VFORK) whose parent is traced: `args[0]` is the parent's pid. The parent waits
-/// in the call until the child execs or exits, so the child's records come before the
-/// parent's return, and the fds and directory the child starts with are the parent's
-/// as its records before the call left them.
-pub const REC_PARENT: u16 = 64;
 
 /// `SyscallRecord::kind` of a syscall record.
 pub const KIND_SYSCALL: u16 = 1;
@@ -54,6 +48,12 @@ pub const FAULT_MAJ: u32 = 1;
 /// `args[0]` kernel frames, then `args[1]` user frames, right after the record (u64
 /// each, innermost first).
 pub const KIND_STACK: u16 = 6;
+/// A new process whose traced parent waits for it (vfork, or a clone with CLONE_VFORK):
+/// `pid` (and `tid`) the child, `args[0]` the parent's pid, `enter_ns` the fork's time.
+/// The parent sends it as it forks, so it comes before any record of the child's,
+/// while the parent's own return comes only once the child has exec'd or exited: the
+/// reader gives the child its parent's fds and directory here. No line shows it.
+pub const KIND_VFORK_CHILD: u16 = 7;
 /// Frames of each kind kept at most: perf's default `kernel.perf_event_max_stack`.
 pub const STACK_FRAMES: usize = 127;
 /// `CALL_GRAPH` bits: user frames of every record; kernel frames of syscalls (faults'
@@ -111,7 +111,13 @@ impl SyscallRecord {
         let rec = unsafe { core::ptr::read_unaligned(bytes.as_ptr().cast::<SyscallRecord>()) };
         matches!(
             rec.kind,
-            KIND_SYSCALL | KIND_EXEC_READS | KIND_EXEC_ENV | KIND_EVENT | KIND_FAULT | KIND_STACK
+            KIND_SYSCALL
+                | KIND_EXEC_READS
+                | KIND_EXEC_ENV
+                | KIND_EVENT
+                | KIND_FAULT
+                | KIND_STACK
+                | KIND_VFORK_CHILD
         )
         .then_some(rec)
     }

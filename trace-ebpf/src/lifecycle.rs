@@ -19,11 +19,10 @@ use crate::{
     maps::{
         BPRM_FILENAME_OFF, FOLLOW_AT_FORK, FORK_HANDOFF, GROUP_EXIT_BY, INFLIGHT, INHERIT,
         KEY_BY_TID, PIDNS_INO, PIDS_FILTERED, PIDS_TO_TRACE, SIGNAL_LIVE_OFF, TASK_PID_OFF,
-        TASK_SIGNAL_OFF, TASK_TGID_OFF, TRACE_ALL, VFORK_PARENT, bump, handoffs_bump,
-        handoffs_waiting,
+        TASK_SIGNAL_OFF, TASK_TGID_OFF, TRACE_ALL, bump, handoffs_bump, handoffs_waiting,
     },
     summary,
-    syscalls::waits_for_its_child,
+    syscalls::{emit_vfork_child, waits_for_its_child},
     task::{Ids, current_ids},
 };
 
@@ -52,7 +51,7 @@ fn on_fork(ctx: &RawTracePointContext) -> Option<()> {
         let _ = PIDS_TO_TRACE.remove(child);
         let _ = PIDS_FILTERED.remove(child);
     }
-    link_vfork_child(child);
+    link_vfork_child(task, child);
     if TRACE_ALL.load() != 0 || INHERIT.load() == 0 {
         return None;
     }
@@ -86,12 +85,15 @@ fn on_fork(ctx: &RawTracePointContext) -> Option<()> {
 
 /// A traced task that forks in vfork (or a clone with CLONE_VFORK) waits for this
 /// child until it execs or exits, so the child's records come before the parent's
-/// return: the child's first record names its parent (`REC_PARENT`, see
-/// `syscalls::vfork_parent`), for the reader to give it the parent's fds and directory
-/// before its own calls. A function of its own, off the fork's common path.
+/// return: the parent says now, ahead of them, whose child it is
+/// (`record::KIND_VFORK_CHILD`), for the reader to give it the parent's fds and
+/// directory before its own calls. Only where rtrace's pid numbers are the kernel's
+/// (the child's number in rtrace's namespace is not known yet elsewhere: the reader
+/// then waits for the parent's return). A function of its own, off the fork's
+/// common path.
 #[inline(never)]
-fn link_vfork_child(child: u32) -> Option<()> {
-    if !summary::wants_records() {
+fn link_vfork_child(task: *const u8, child: u32) -> Option<()> {
+    if !summary::wants_records() || PIDNS_INO.load() != 0 {
         return None;
     }
     let call = INFLIGHT.current(false)?;
@@ -101,8 +103,16 @@ fn link_vfork_child(child: u32) -> Option<()> {
     if call.enter_ns == 0 || !waits {
         return None;
     }
+    // SAFETY: a probe read of the child's `pid_t tgid`, as in follow_at_fork. A thread
+    // is no new process.
+    let tgid =
+        unsafe { bpf_probe_read_kernel(task.add(TASK_TGID_OFF.load() as usize).cast::<i32>()) };
+    if tgid.ok() != Some(child as i32) {
+        return None;
+    }
     let ids = current_ids()?;
-    VFORK_PARENT.insert(child, ids.pid, 0).ok()
+    emit_vfork_child(&ids, child);
+    Some(())
 }
 
 /// The child of a traced task becomes a target at once, when its number here is the

@@ -3,7 +3,7 @@
 use aya_ebpf::{
     Global,
     macros::{btf_map, map},
-    maps::{Array, HashMap, LruHashMap, PerCpuArray, RingBuf},
+    maps::{Array, HashMap, PerCpuArray, RingBuf},
 };
 use trace_common::{
     maps::{
@@ -37,13 +37,6 @@ pub static INFLIGHT: TaskStorage<InflightCall> = TaskStorage::new();
 /// child's first return to user space, where its pid in rtrace's namespace is known.
 #[map(name = "fork_handoff")]
 pub static FORK_HANDOFF: HashMap<u32, u32> = HashMap::with_max_entries(4096, 0);
-
-/// Children a traced task waits for in vfork (or a clone with CLONE_VFORK): kernel tid
-/// -> the parent's pid in rtrace's namespace, taken by the child's first return to user
-/// space into its record (`REC_PARENT`). LRU: a child that dies before it returns
-/// leaves nothing behind for long.
-#[map(name = "vfork_parent")]
-pub static VFORK_PARENT: LruHashMap<u32, u32> = LruHashMap::with_max_entries(1024, 0);
 
 /// Each syscall's `CLASS_*` bits, by syscall index.
 #[map(name = "syscall_class")]

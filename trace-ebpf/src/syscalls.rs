@@ -24,16 +24,16 @@ use trace_common::{
         STRAY_NR, SYSCALL_INDEXES, TRACE_ARM_ON_EXEC,
     },
     record::{
-        InflightCall, KIND_EXEC_ENV, KIND_EXEC_READS, KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT,
-        REC_PARENT, REC_PENDING, STACK_KERNEL_SYSCALLS, SyscallRecord,
+        InflightCall, KIND_EXEC_ENV, KIND_EXEC_READS, KIND_SYSCALL, KIND_VFORK_CHILD,
+        REC_HAS_ENTRY, REC_HAS_EXIT, REC_PENDING, STACK_KERNEL_SYSCALLS, SyscallRecord,
     },
 };
 
 use crate::{
     augment,
     maps::{
-        EVENTS, EXEC_ENVP, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, VFORK_PARENT, bump, class_of,
-        handoffs_bump, handoffs_waiting, selected,
+        EVENTS, EXEC_ENVP, FORK_HANDOFF, INFLIGHT, PIDS_TO_TRACE, bump, class_of, handoffs_bump,
+        handoffs_waiting, selected,
     },
     regs::{compat_syscall_args, is_compat, sigreturn_mask, syscall_args, syscall_nr, user_sp},
     summary,
@@ -290,28 +290,25 @@ fn on_exit<C: EbpfContext>(
     }
     let now = now_ns();
     call_chain(ctx, &ids, now);
-    let mut args = [0u64; 6];
-    let mut rec_flags = REC_HAS_EXIT;
-    if ret == 0
-        && class & CLASS_FORK != 0
-        && let Some(parent) = vfork_parent(kernel_tid)
-    {
-        args[0] = u64::from(parent);
-        rec_flags |= REC_PARENT;
-    }
-    emit(rec_flags, nr, &ids, 0, now, &args, ret);
+    emit(REC_HAS_EXIT, nr, &ids, 0, now, &[0; 6], ret);
     Some(())
 }
 
-/// The parent a vfork child's first return names (see `lifecycle::link_vfork_child`),
-/// taken out of the map. A function of its own: sys_exit's stack is near old kernels'
-/// limit.
-#[inline(never)]
-fn vfork_parent(kernel_tid: u32) -> Option<u32> {
-    // SAFETY: a u32 value, copied.
-    let parent = unsafe { VFORK_PARENT.get(&kernel_tid) }.copied()?;
-    let _ = VFORK_PARENT.remove(&kernel_tid);
-    Some(parent)
+/// A child its traced parent waits for (`record::KIND_VFORK_CHILD`), sent from the
+/// parent's fork (see `lifecycle::link_vfork_child`).
+#[inline(always)]
+pub(crate) fn emit_vfork_child(parent: &Ids, child: u32) {
+    let Some(mut slot) = EVENTS.reserve::<SyscallRecord>(0) else {
+        bump(COUNTER_DROPPED);
+        return;
+    };
+    let args = [u64::from(parent.pid), 0, 0, 0, 0, 0];
+    let mut rec = record(0, 0, parent, now_ns(), 0, &args, 0);
+    rec.kind = KIND_VFORK_CHILD;
+    rec.tid = child;
+    rec.pid = child;
+    slot.write(rec);
+    slot.submit(wakeup::flag());
 }
 
 /// `--call-graph`: the call's frames, sent just before its record.

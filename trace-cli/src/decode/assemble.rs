@@ -8,8 +8,8 @@ use rustc_hash::FxHashMap;
 use trace_common::{
     SyscallRecord,
     record::{
-        Augmented, KIND_EVENT, KIND_EXEC_ENV, KIND_EXEC_READS, KIND_FAULT, KIND_STACK, REC_PENDING,
-        STACK_FRAMES, SYSCALL_RECORD_SIZE,
+        Augmented, KIND_EVENT, KIND_EXEC_ENV, KIND_EXEC_READS, KIND_FAULT, KIND_STACK,
+        KIND_VFORK_CHILD, REC_PENDING, STACK_FRAMES, SYSCALL_RECORD_SIZE,
     },
 };
 
@@ -24,6 +24,9 @@ pub enum Record {
     Event(SyscallRecord),
     /// A page fault (`-F`).
     Fault(SyscallRecord),
+    /// A new process its parent waits for (`record::KIND_VFORK_CHILD`): no line, only
+    /// what the child starts with.
+    VforkChild { parent: u32, child: u32, at_ns: u64 },
 }
 
 /// Whether a blocking call's entry has been shown as `name(args) ...` yet.
@@ -133,6 +136,11 @@ impl Assembler {
             }
             KIND_EVENT => Some(Record::Event(rec)),
             KIND_FAULT => Some(Record::Fault(rec)),
+            KIND_VFORK_CHILD => Some(Record::VforkChild {
+                parent: rec.args[0] as u32,
+                child: rec.pid,
+                at_ns: rec.enter_ns,
+            }),
             KIND_STACK => {
                 // Threads come and go: what is kept for them is bounded.
                 if self.stacks.len() >= MAX_STACKS_KEPT && !self.stacks.contains_key(&rec.tid) {
@@ -468,6 +476,19 @@ pub mod tests {
         let mut f = call(1, 0, 2);
         f.kind = KIND_FAULT;
         assert_eq!(take(&mut a, &f), Some(Record::Fault(f)));
+        // A vfork child, named by its waiting parent.
+        let mut v = call(9, 0, 3);
+        v.kind = KIND_VFORK_CHILD;
+        v.args[0] = 8;
+        v.enter_ns = 1234;
+        assert_eq!(
+            take(&mut a, &v),
+            Some(Record::VforkChild {
+                parent: 8,
+                child: v.pid,
+                at_ns: 1234
+            })
+        );
     }
 
     #[test]

@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use trace_common::{
     SyscallRecord,
-    record::{REC_FD_INODES, REC_PARENT, REC_SAME_VIEW, REC_VIEW_KNOWN},
+    record::{REC_FD_INODES, REC_SAME_VIEW, REC_VIEW_KNOWN},
 };
 
 use crate::decode::{
@@ -136,8 +136,8 @@ pub struct FdTable {
     same_view: HashMap<u32, bool>,
     /// Fds known to be close-on-exec: a successful execve closes them.
     cloexec: rustc_hash::FxHashSet<(u32, i32)>,
-    /// vfork children that took their parent's fds and directory at their own first
-    /// return (`REC_PARENT`), until the parent's return, which then adds nothing.
+    /// vfork children that took their parent's fds and directory as it forked
+    /// (`record::KIND_VFORK_CHILD`), until the parent's return, which then adds nothing.
     linked: rustc_hash::FxHashSet<u32>,
     canon: Box<dyn Canon>,
 }
@@ -215,10 +215,6 @@ impl FdTable {
             return;
         }
         if !rec.has_exit() {
-            return;
-        }
-        if rec.flags & REC_PARENT != 0 {
-            self.started_by(rec.args[0] as u32, rec);
             return;
         }
         let (pid, ret, fd0) = (rec.pid, rec.ret, rec.args[0] as u32 as i32);
@@ -417,19 +413,19 @@ impl FdTable {
         Some(join(base, path))
     }
 
-    /// A vfork child's first return, which names its parent (`REC_PARENT`): the parent
-    /// waits in the call, so what it is known to have now is what the child starts
-    /// with, before any record of the child's own. (Whether it sees the file system as
-    /// its parent does waits for the parent's return, which has the clone's flags.)
-    fn started_by(&mut self, parent: u32, rec: &SyscallRecord) {
-        let child = rec.pid;
-        if parent == child || !self.linked.insert(child) {
+    /// A child its parent waits for (`record::KIND_VFORK_CHILD`, sent as the parent
+    /// forked at `at_ns`, before any record of the child's): the parent makes no call
+    /// until the child has exec'd or exited, so what it is known to have now is what
+    /// the child starts with. (Whether the child sees the file system as its parent
+    /// does waits for the parent's return, which has the clone's flags.)
+    pub fn vfork_child(&mut self, parent: u32, child: u32, at_ns: u64) {
+        if !self.enabled || parent == child || !self.linked.insert(child) {
             return;
         }
         self.inherit_fds(parent, child);
         if self.cwd_enabled {
             let path = self.cwds.get(&parent).and_then(|c| c.path.clone());
-            let since_ns = rec.exit_ns;
+            let since_ns = at_ns;
             self.cwds.insert(
                 child,
                 Cwd {
@@ -449,8 +445,8 @@ impl FdTable {
             if let Some(&same) = self.same_view.get(&rec.pid) {
                 self.same_view.insert(child, same && !new_ns);
             }
-            // A child that named this parent at its first return has its fds already,
-            // and has changed them since: a closed one must not come back.
+            // A child its parent waited for has its fds already, and has changed them
+            // since: a closed one must not come back.
             if !self.linked.remove(&child) {
                 self.inherit_fds(rec.pid, child);
             }
@@ -543,9 +539,7 @@ fn cloexec(flags: u64) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use trace_common::record::{
-        KIND_SYSCALL, REC_FD_INODES, REC_HAS_ENTRY, REC_HAS_EXIT, REC_PARENT,
-    };
+    use trace_common::record::{KIND_SYSCALL, REC_FD_INODES, REC_HAS_ENTRY, REC_HAS_EXIT};
 
     use super::*;
     use crate::decode::format::{ArgKind, ArgSpec};
@@ -1089,9 +1083,9 @@ mod tests {
 
     #[test]
     fn a_vfork_child_starts_with_its_parents_fds_and_directory_before_the_parent_returns() {
-        // The parent (PID, in /srv, fd 4 open) waits in vfork; the child's records,
-        // its first return naming the parent first, all come before the parent's
-        // return (which, before, was the only thing that gave the child anything).
+        // The parent (PID, in /srv, fd 4 open) waits in vfork; the record naming the
+        // child, then the child's own, all come before the parent's return (which,
+        // before, was the only thing that gave the child anything).
         let vfork = info("vfork", &[]);
         let close = info("close", &[("fd", "unsigned int")]);
         let mut t = seeded(b"/srv");
@@ -1101,10 +1095,7 @@ mod tests {
             Some(b"/etc/hosts"),
             None,
         );
-        let mut first = at(0, 210, [PID as u64, 0, 0, 0, 0, 0], 0);
-        first.flags = REC_HAS_EXIT | REC_PARENT;
-        first.pid = 77;
-        t.update(&first, &vfork, None, None);
+        t.vfork_child(PID, 77, 205);
         assert_eq!(t.path(77, 4), Some(&b"/etc/hosts"[..]));
         let mut open = at(220, 230, [CWD, 0, 0, 0, 0, 0], 3);
         open.pid = 77;
@@ -1118,10 +1109,8 @@ mod tests {
         assert_eq!(t.path(77, 4), None);
         assert_eq!(t.path(77, 3), Some(&b"/srv/.git/config"[..]));
         assert!(t.linked.is_empty());
-        // A record that names the task itself as its parent (a thread) takes nothing.
-        let mut own = first;
-        own.pid = PID;
-        t.update(&own, &vfork, None, None);
+        // A task named as its own parent (a thread) takes nothing.
+        t.vfork_child(PID, PID, 400);
         assert!(t.linked.is_empty());
     }
 

@@ -222,6 +222,14 @@ impl<'c, S: FormatSource> Printer<'c, S> {
             Some(Record::Call { rec, continued }) => self.call(item, &rec, continued, out),
             Some(Record::Event(rec)) => self.event(item, &rec, out),
             Some(Record::Fault(rec)) => self.fault(&rec, out),
+            Some(Record::VforkChild {
+                parent,
+                child,
+                at_ns,
+            }) => {
+                self.fds.vfork_child(parent, child, at_ns);
+                Ok(())
+            }
         };
         done.is_err()
     }
