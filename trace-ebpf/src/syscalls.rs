@@ -71,7 +71,7 @@ pub fn sys_enter(ctx: RawTracePointContext) -> i32 {
     let regs = ctx.arg::<*const u8>(0);
     let compat = is_compat(regs);
     let raw_nr = ctx.arg::<u64>(1) as u32;
-    let _ = on_enter(syscall_index(raw_nr, compat), || {
+    let _ = on_enter(&ctx, syscall_index(raw_nr, compat), || {
         let mut args = if compat {
             compat_syscall_args(regs)?
         } else {
@@ -109,7 +109,7 @@ pub fn sys_enter_event(ctx: TracePointContext) -> u32 {
     let nr = unsafe { ctx.read_at::<i32>(8) }.ok().map(|n| n as u32);
     if let Some(nr) = nr {
         // SAFETY: as above.
-        let _ = on_enter(nr, || unsafe { ctx.read_at::<[u64; 6]>(16) }.ok());
+        let _ = on_enter(&ctx, nr, || unsafe { ctx.read_at::<[u64; 6]>(16) }.ok());
     }
     0
 }
@@ -129,7 +129,11 @@ pub fn sys_exit_event(ctx: TracePointContext) -> u32 {
 /// A call's entry: `nr` its syscall index, `read_args` its arguments (read only when a
 /// record will show them).
 #[inline(always)]
-fn on_enter(nr: u32, read_args: impl FnOnce() -> Option<[u64; 6]>) -> Option<()> {
+fn on_enter<C: EbpfContext>(
+    ctx: &C,
+    nr: u32,
+    read_args: impl FnOnce() -> Option<[u64; 6]>,
+) -> Option<()> {
     let class = class_of(nr);
     let is_exec = class & CLASS_EXEC != 0;
     // Unselected calls stop here, before any task lookup; execve goes on, as it is
@@ -138,7 +142,10 @@ fn on_enter(nr: u32, read_args: impl FnOnce() -> Option<[u64; 6]>) -> Option<()>
         return None;
     }
     let ids = current_ids()?;
-    let flags = target_flags(&ids)?;
+    let flags = match target_flags(&ids) {
+        Some(flags) => flags,
+        None => adopted_at_entry(ctx, &ids)?,
+    };
     // A workload rtrace holds: nothing before its execve is its own doing. Its execve
     // is recorded (the exit joins it from the task's storage, whatever the flags); the
     // exec program arms the task once the exec succeeds, so that its tracepoint events
@@ -178,6 +185,20 @@ fn on_enter(nr: u32, read_args: impl FnOnce() -> Option<[u64; 6]>) -> Option<()>
         emit_pending(nr, &ids, now, &args);
     }
     Some(())
+}
+
+/// A forked child handed off to its first return to user space, met first at a
+/// syscall's entry: on arm64 a new child's return from clone runs no sys_exit, so its
+/// first call's entry comes first, and adopting it only at that call's exit lost the
+/// entry (the call shown `[continued]`, without its arguments). x86_64's children
+/// return from their fork first, and are adopted there.
+#[inline(always)]
+fn adopted_at_entry<C: EbpfContext>(ctx: &C, ids: &Ids) -> Option<u32> {
+    if !handoffs_waiting() {
+        return None;
+    }
+    adopt_forked_child(ctx, bpf_get_current_pid_tgid() as u32);
+    target_flags(ids)
 }
 
 /// Whether a clone or clone3 asks for CLONE_VFORK, so that the parent waits while its
