@@ -179,6 +179,20 @@ const OUTPUT_ARGS: &[&str] = &[
     "rmtp",
 ];
 
+/// Calls whose result is the other threads' timing: the same call returns otherwise
+/// in another run.
+const TIMED: &[&str] = &[
+    "futex",
+    "futex_waitv",
+    "poll",
+    "ppoll",
+    "select",
+    "pselect6",
+    "epoll_wait",
+    "epoll_pwait",
+    "epoll_pwait2",
+];
+
 /// Arguments rtrace shows that perf has no place for (rt_sigreturn has none in tracefs;
 /// rtrace shows the mask it restores, as strace does).
 const ONLY_RTRACE_ARGS: &[(&str, &str)] = &[("rt_sigreturn", "mask")];
@@ -242,10 +256,12 @@ pub fn classify(perf: &Call, rtrace: &Call) -> Class {
         return class;
     }
     if perf.ret != rtrace.ret && number(&perf.ret) && number(&rtrace.ret) {
-        // The program's data, not rtrace's decoding, when it read what changes.
-        let varies = perf_args
-            .values()
-            .any(|v| v.contains("</proc") || v.contains("/trace.out>"));
+        // The program's data, not rtrace's decoding, when it read what changes, or
+        // the other threads' timing (how many a futex woke, what a poll found ready).
+        let varies = TIMED.contains(&perf.name.as_str())
+            || perf_args
+                .values()
+                .any(|v| v.contains("</proc") || v.contains("/trace.out>"));
         return match (varies, told_apart) {
             (true, _) => Class::Varies,
             (false, true) => Class::Wrong,
@@ -700,6 +716,14 @@ mod tests {
             classify(
                 &call("read(fd: 3</proc/42/stat>, buf: 0x123456, count: 1024) = 319"),
                 &call("read(fd: 3</proc/43/stat>, buf: \"43 (ps)\"..., count: 1024) = 311"),
+            ),
+            Class::Varies
+        );
+        // How many threads a futex woke is their timing.
+        assert_eq!(
+            classify(
+                &call("futex(uaddr: 0x123456, op: WAKE|PRIVATE_FLAG, val: 1) = 0"),
+                &call("futex(uaddr: 0x654321, op: WAKE|PRIVATE_FLAG, val: 1) = 1"),
             ),
             Class::Varies
         );
