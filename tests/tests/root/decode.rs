@@ -1681,9 +1681,11 @@ fn flags_keep_the_bits_no_name_covers() {
 const NAMED_VALUES_PROGRAM: &str = r#"
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 int main(int argc, char **argv) {
     int sv[2];
@@ -1693,6 +1695,8 @@ int main(int argc, char **argv) {
     int fd = open(argv[0], O_RDONLY);
     posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     fchown(fd, -1, -1);
+    flock(fd, LOCK_EX | LOCK_NB);
+    syscall(SYS_set_mempolicy, 4 /* MPOL_LOCAL */, 0, 0);
     setresuid(-1, -1, -1);
     int in = inotify_init1(IN_CLOEXEC);
     inotify_add_watch(in, argv[1], IN_MODIFY | IN_CREATE);
@@ -1714,9 +1718,9 @@ fn values_strace_names_are_named() {
     // arm64's one fadvise is fadvise64 (its event is sys_enter_fadvise64_64); x86_64's
     // 32-bit table has a fadvise64_64 of its own.
     let calls = if cfg!(target_arch = "aarch64") {
-        "sendto,shutdown,fadvise64,fchown,setresuid,inotify_init1,inotify_add_watch,newfstatat,statx"
+        "sendto,shutdown,fadvise64,fchown,flock,set_mempolicy,setresuid,inotify_init1,inotify_add_watch,newfstatat,statx"
     } else {
-        "sendto,shutdown,fadvise64,fadvise64_64,fchown,setresuid,inotify_init1,inotify_add_watch,newfstatat,stat,statx"
+        "sendto,shutdown,fadvise64,fadvise64_64,fchown,flock,set_mempolicy,setresuid,inotify_init1,inotify_add_watch,newfstatat,stat,statx"
     };
     let r = run(
         rtrace().args(["-e", calls, "--"]).arg(&bin).arg(&sticky),
@@ -1736,6 +1740,9 @@ fn values_strace_names_are_named() {
     has("shutdown", "how: WR");
     has("fadvise64", "advice: SEQUENTIAL");
     has("fchown", "user: -1, group: -1");
+    // flock's operation and the memory policy's mode (cp, zstd in the fidelity run).
+    has("flock", "cmd: EX|NB");
+    has("set_mempolicy", "mode: LOCAL");
     has("setresuid", "ruid: -1, euid: -1, suid: -1");
     has("inotify_init1", "flags: CLOEXEC");
     has("inotify_add_watch", "mask: MODIFY|CREATE");

@@ -45,6 +45,12 @@ const SPECIFIC: &[(&[&str], &str, Beauty)] = &[
     ),
     (&["mmap"], "flags", Beauty::Flags(&t::MMAP_FLAGS)),
     (&["mremap"], "flags", Beauty::Flags(&t::MREMAP_FLAGS)),
+    (&["flock"], "cmd", Beauty::Flags(&t::FLOCK_OP)),
+    (
+        &["set_mempolicy", "mbind"],
+        "mode",
+        Beauty::Enum(&t::MPOL_MODE),
+    ),
     (
         &[
             "send", "sendto", "sendmsg", "sendmmsg", "recv", "recvfrom", "recvmsg", "recvmmsg",

@@ -862,6 +862,27 @@ pub const AT_FLAGS: Table = Table {
     ],
 };
 
+/// flock's operation (sys/file.h; strace: `LOCK_EX|LOCK_NB`).
+pub const FLOCK_OP: Table = Table {
+    prefix: "LOCK_",
+    entries: &[(1, "SH"), (2, "EX"), (4, "NB"), (8, "UN")],
+};
+
+/// set_mempolicy's and mbind's mode (linux/mempolicy.h, the same on every
+/// architecture); a mode with its MPOL_F_* flags stays a number.
+pub const MPOL_MODE: Table = Table {
+    prefix: "MPOL_",
+    entries: &[
+        (0, "DEFAULT"),
+        (1, "PREFERRED"),
+        (2, "BIND"),
+        (3, "INTERLEAVE"),
+        (4, "LOCAL"),
+        (5, "PREFERRED_MANY"),
+        (6, "WEIGHTED_INTERLEAVE"),
+    ],
+};
+
 pub const WAIT_OPTIONS: Table = Table {
     prefix: "W",
     entries: &[
@@ -1150,6 +1171,8 @@ mod every_table {
         ("STATX_MASK", &STATX_MASK),
         ("AT_FLAGS", &AT_FLAGS),
         ("WAIT_OPTIONS", &WAIT_OPTIONS),
+        ("FLOCK_OP", &FLOCK_OP),
+        ("MPOL_MODE", &MPOL_MODE),
         ("PIPE_FLAGS", &PIPE_FLAGS),
         ("EVENTFD_FLAGS", &EVENTFD_FLAGS),
         ("EPOLL_CREATE_FLAGS", &EPOLL_CREATE_FLAGS),
