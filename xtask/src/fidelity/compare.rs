@@ -257,11 +257,14 @@ pub fn classify(perf: &Call, rtrace: &Call) -> Class {
     }
     if perf.ret != rtrace.ret && number(&perf.ret) && number(&rtrace.ret) {
         // The program's data, not rtrace's decoding, when it read what changes, or
-        // the other threads' timing (how many a futex woke, what a poll found ready).
+        // the other threads' or processes' timing (how many a futex woke, what a poll
+        // found ready, how much a socket or a pipe held at the read).
         let varies = TIMED.contains(&perf.name.as_str())
-            || perf_args
-                .values()
-                .any(|v| v.contains("</proc") || v.contains("/trace.out>"));
+            || perf_args.values().any(|v| {
+                ["</proc", "/trace.out>", "<socket:[", "<pipe:["]
+                    .iter()
+                    .any(|s| v.contains(s))
+            });
         return match (varies, told_apart) {
             (true, _) => Class::Varies,
             (false, true) => Class::Wrong,
@@ -716,6 +719,14 @@ mod tests {
             classify(
                 &call("read(fd: 3</proc/42/stat>, buf: 0x123456, count: 1024) = 319"),
                 &call("read(fd: 3</proc/43/stat>, buf: \"43 (ps)\"..., count: 1024) = 311"),
+            ),
+            Class::Varies
+        );
+        // What a socket held when it was read is the peer's timing.
+        assert_eq!(
+            classify(
+                &call("recvfrom(fd: 5<socket:[N]>, ubuf: 0x123456, size: 4096) = 1087"),
+                &call("recvfrom(fd: 5<socket:[N]>, ubuf: \"HTTP\", size: 4096) = 187"),
             ),
             Class::Varies
         );
