@@ -51,7 +51,7 @@ pub const CLASS_FD_INODE_PAIR_ARG3: u32 = 512;
 /// rtrace does (`record::REC_VIEW_KNOWN`).
 pub const CLASS_PATH_VIEW: u32 = 1024;
 /// vfork: the parent waits until its child has exec'd or exited (see
-/// `record::REC_PARENT`), whatever the output.
+/// `record::KIND_VFORK_CHILD`), whatever the output.
 pub const CLASS_VFORK: u32 = 2048;
 /// CLONE_VFORK, the same on every architecture (include/uapi/linux/sched.h).
 pub const CLONE_VFORK: u64 = 0x4000;

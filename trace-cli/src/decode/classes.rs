@@ -49,8 +49,8 @@ const NAMED: &[(&[&str], u32)] = &[
     (&["clone", "clone3", "fork", "vfork"], CLASS_FORK),
 ];
 
-/// The fork calls whose parent waits for its child (a vfork child's first return names
-/// its parent, `record::REC_PARENT`): vfork always, the others when their flags ask for
+/// The fork calls whose parent waits for its child (and names it as it forks,
+/// `record::KIND_VFORK_CHILD`): vfork always, the others when their flags ask for
 /// CLONE_VFORK, found where the kernel side looks for them. With unfinished entries
 /// asked for, they are [`BLOCKING`] too (the others only when their flags ask).
 const VFORK: &[(&str, u32)] = &[
@@ -172,7 +172,7 @@ mod tests {
         assert_eq!(class(&classes, n("wait4")), CLASS_BLOCKING);
         assert_eq!(class(&classes, n("read")), 0);
         // Elsewhere (--json, -s, --failure…) none blocks, and the kernel side still
-        // finds which parents wait (REC_PARENT).
+        // finds which parents wait (KIND_VFORK_CHILD).
         let quiet = syscall_classes(None, false);
         assert_eq!(class(&quiet, n("wait4")), 0);
         assert_eq!(class(&quiet, n("clone")), CLASS_FORK | CLASS_VFORK_IN_ARG);

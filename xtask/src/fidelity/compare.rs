@@ -83,9 +83,27 @@ pub fn normalize(s: &str) -> String {
 /// Splits `a: 1, b: { x: 2, y: 3 }, c: "d, e"` at the commas between arguments.
 pub(super) fn split_args(args: &str) -> Vec<&str> {
     let mut out = Vec::new();
-    let (mut depth, mut quoted, mut escaped, mut start) = (0i32, false, false, 0);
+    let mut start = 0;
     let b = args.as_bytes();
-    for (i, &c) in b.iter().enumerate() {
+    outside_strings(b, 0, |i, c, depth| {
+        if c == b',' && depth == 0 && b.get(i + 1) == Some(&b' ') {
+            out.push(&args[start..i]);
+            start = i + 2;
+        }
+        false
+    });
+    if start < args.len() {
+        out.push(&args[start..]);
+    }
+    out
+}
+
+/// Calls `f` with each byte of `b` from `from` that is outside a quoted string, its
+/// index, and the bracket depth after it (`{[(<` open, `}])>` close); stops when `f`
+/// says so.
+pub(super) fn outside_strings(b: &[u8], from: usize, mut f: impl FnMut(usize, u8, i32) -> bool) {
+    let (mut depth, mut quoted, mut escaped) = (0i32, false, false);
+    for (i, &c) in b.iter().enumerate().skip(from) {
         if quoted {
             match c {
                 _ if escaped => escaped = false,
@@ -99,17 +117,12 @@ pub(super) fn split_args(args: &str) -> Vec<&str> {
             b'"' => quoted = true,
             b'{' | b'[' | b'(' | b'<' => depth += 1,
             b'}' | b']' | b')' | b'>' => depth -= 1,
-            b',' if depth == 0 && b.get(i + 1) == Some(&b' ') => {
-                out.push(&args[start..i]);
-                start = i + 2;
-            }
             _ => {}
         }
+        if f(i, c, depth) {
+            return;
+        }
     }
-    if start < args.len() {
-        out.push(&args[start..]);
-    }
-    out
 }
 
 /// A perf-trace-shaped line (`ts (dur ms): comm/tid name(args) = ret`) as a [`Call`];

@@ -16,7 +16,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::compare::{Call, align_with, match_threads_by, normalize, split_args, thread_of};
+use super::compare::{
+    Call, align_with, match_threads_by, normalize, outside_strings, split_args, thread_of,
+};
 
 /// One call of a `strace -f -o` trace: `PID  name(args) = ret`, a call that strace
 /// showed unfinished and resumed joined into one.
@@ -31,30 +33,14 @@ pub struct StraceCall {
 /// The byte index of the `)` closing the `(` at `open`, skipping quoted strings and
 /// nested brackets.
 fn closing(s: &str, open: usize) -> Option<usize> {
-    let (mut depth, mut quoted, mut escaped) = (0i32, false, false);
-    for (i, &c) in s.as_bytes().iter().enumerate().skip(open) {
-        if quoted {
-            match c {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => quoted = false,
-                _ => {}
-            }
-            continue;
+    let mut at = None;
+    outside_strings(s.as_bytes(), open, |i, c, depth| {
+        if c == b')' && depth == 0 {
+            at = Some(i);
         }
-        match c {
-            b'"' => quoted = true,
-            b'(' | b'{' | b'[' | b'<' => depth += 1,
-            b')' | b'}' | b']' | b'>' => {
-                depth -= 1;
-                if depth == 0 && c == b')' {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
+        at.is_some()
+    });
+    at
 }
 
 /// `name(args) = ret` as a call; `None` for what is not one.
