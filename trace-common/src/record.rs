@@ -242,8 +242,10 @@ mod tests {
             None
         );
         let mut other = r;
-        other.kind = 7;
+        other.kind = KIND_VFORK_CHILD + 1;
         assert_eq!(SyscallRecord::from_bytes(&bytes_of(&other)), None);
+        other.kind = KIND_VFORK_CHILD;
+        assert_eq!(SyscallRecord::from_bytes(&bytes_of(&other)), Some(other));
     }
 
     #[test]
