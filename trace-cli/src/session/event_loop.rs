@@ -391,6 +391,8 @@ fn watch<T: AsRawFd>(inner: T) -> io::Result<AsyncFd<T>> {
     unsafe { AsyncFd::register_with_interest(inner, Interest::READABLE) }.map_err(|e| e.into())
 }
 
+/// Resolves once the descriptor is readable, and takes the readiness (what made it so is
+/// read next); never without one.
 /// Whether the ring holds records now: a poll that does not wait (the ring answers it
 /// from its producer and consumer positions).
 fn holds_records(ring: std::os::fd::RawFd) -> bool {
@@ -404,8 +406,6 @@ fn holds_records(ring: std::os::fd::RawFd) -> bool {
     n > 0 && pfd.revents & libc::POLLIN != 0
 }
 
-/// Resolves once the descriptor is readable, and takes the readiness (what made it so is
-/// read next); never without one.
 async fn readable<T: AsRawFd>(fd: Option<&mut AsyncFd<T>>) {
     match fd {
         Some(fd) => {
