@@ -93,15 +93,14 @@ pub static HANDOFFS: Array<u64> = Array::with_max_entries(2, 0);
 #[map(name = "pid_maps_gen")]
 pub static PID_MAPS_GEN: Array<u64> = Array::with_max_entries(1, 0);
 
-/// The change count of the pid maps plus 1, or 0 where it cannot be read (nothing is
+/// The change count of the pid maps, or `None` where it cannot be read (nothing is
 /// then kept).
 #[inline(always)]
-pub fn pid_maps_gen() -> u64 {
-    match PID_MAPS_GEN.get_ptr(0) {
-        // SAFETY: a live map value, read whole.
-        Some(p) => unsafe { core::ptr::read_volatile(p) }.wrapping_add(1),
-        None => 0,
-    }
+pub fn pid_maps_gen() -> Option<u64> {
+    // SAFETY: a live map value, read whole.
+    PID_MAPS_GEN
+        .get_ptr(0)
+        .map(|p| unsafe { core::ptr::read_volatile(p) })
 }
 
 /// Counts a change to `pids_to_trace` or `pids_filtered`, after it is made: a task

@@ -111,8 +111,8 @@ pub fn target_flags(ids: &Ids) -> Option<u32> {
 }
 
 /// As `target_flags`, for a task whose syscall storage may hold what the pid maps said
-/// of it: asked again only when the maps have changed since, which saves two hash
-/// lookups on every call of a traced task. `storage` is the task's, if it
+/// of it: asked again only when the maps have changed since (two hash lookups per call
+/// were a fifth of what `-s` adds to a getppid storm). `storage` is the task's, if it
 /// has one; a task without one gets one when it is a target, so that its next call
 /// finds the answer there.
 #[inline(always)]
@@ -122,37 +122,29 @@ pub fn target_flags_kept(
 ) -> Option<u32> {
     // Read before the maps: a change made after this read moves the count, and the
     // answer kept under the old count is not used again.
-    let now = pid_maps_gen();
-    // Every value set on every path: 6.1's verifier follows paths newer ones know to
-    // be dead (a failed array lookup), and refuses a register left undefined on them.
-    let mut is_listed = false;
-    let mut flags = 0u32;
-    let mut kept = false;
-    if now != 0
-        && let Some(s) = storage.as_deref()
-        && s.listed_gen == now
-    {
-        is_listed = s.listed != 0;
-        flags = s.listed_flags;
-        kept = true;
-    }
-    if !kept {
-        if let Some(f) = listed(ids) {
-            is_listed = true;
-            flags = f;
-            if storage.is_none() {
+    let count = pid_maps_gen();
+    let kept = match (count, storage.as_deref()) {
+        (Some(count), Some(s)) if s.listed_gen == count.wrapping_add(1) => {
+            Some((s.listed != 0).then_some(s.listed_flags))
+        }
+        _ => None,
+    };
+    let flags = match kept {
+        Some(flags) => flags,
+        None => {
+            let flags = listed(ids);
+            if flags.is_some() && storage.is_none() {
                 *storage = INFLIGHT.current(true);
             }
+            if let (Some(count), Some(s)) = (count, storage.as_deref_mut()) {
+                s.listed_gen = count.wrapping_add(1);
+                s.listed = flags.is_some() as u32;
+                s.listed_flags = flags.unwrap_or(0);
+            }
+            flags
         }
-        if now != 0
-            && let Some(s) = storage.as_deref_mut()
-        {
-            s.listed_gen = now;
-            s.listed = is_listed as u32;
-            s.listed_flags = flags;
-        }
-    }
-    (is_listed && passes_live_filters()).then_some(flags)
+    };
+    passes_live_filters().then_some(flags?)
 }
 
 /// What the pid maps say of a task: its flags, or `None`.
