@@ -19,8 +19,7 @@ use crate::{
     maps::{
         BPRM_FILENAME_OFF, FOLLOW_AT_FORK, FORK_HANDOFF, GROUP_EXIT_BY, INFLIGHT, INHERIT,
         KEY_BY_TID, PIDNS_INO, PIDS_FILTERED, PIDS_TO_TRACE, SIGNAL_LIVE_OFF, TASK_PID_OFF,
-        TASK_SIGNAL_OFF, TASK_TGID_OFF, TRACE_ALL, bump, filtered_remove, handoffs_bump,
-        handoffs_waiting, trace_insert, trace_remove,
+        TASK_SIGNAL_OFF, TASK_TGID_OFF, TRACE_ALL, bump, handoffs_bump, handoffs_waiting,
     },
     summary,
     syscalls::{emit_vfork_child, waits_for_its_child},
@@ -49,8 +48,8 @@ fn on_fork(ctx: &RawTracePointContext) -> Option<()> {
     if PIDNS_INO.load() == 0 {
         // The child's number is new: an entry under it was left by a task that has died
         // since, and must not make this unrelated task a target (or hide it).
-        trace_remove(child);
-        filtered_remove(child);
+        let _ = PIDS_TO_TRACE.remove(child);
+        let _ = PIDS_FILTERED.remove(child);
     }
     link_vfork_child(task, child);
     if TRACE_ALL.load() != 0 || INHERIT.load() == 0 {
@@ -131,7 +130,7 @@ fn follow_at_fork(ctx: &RawTracePointContext, ids: &Ids, task: *const u8, child:
             return;
         }
     }
-    if trace_insert(child, flags, 0).is_err() {
+    if PIDS_TO_TRACE.insert(child, flags, 0).is_err() {
         bump(COUNTER_LOST_TASKS);
         warn!(
             ctx,
@@ -155,11 +154,11 @@ fn on_task_exit(ctx: &RawTracePointContext) -> Option<()> {
     }
     let ids = current_ids()?;
     if KEY_BY_TID.load() != 0 {
-        trace_remove(ids.tid);
+        let _ = PIDS_TO_TRACE.remove(ids.tid);
     }
     if group_dead(ctx, &ids) {
-        trace_remove(ids.pid);
-        filtered_remove(ids.pid);
+        let _ = PIDS_TO_TRACE.remove(ids.pid);
+        let _ = PIDS_FILTERED.remove(ids.pid);
     }
     Some(())
 }
@@ -223,7 +222,7 @@ fn on_exec(ctx: &RawTracePointContext) -> Option<()> {
     let ids = current_ids()?;
     // SAFETY: a u32 value, copied.
     if unsafe { PIDS_FILTERED.get(ids.pid) }.copied() == Some(FILTER_UNTIL_EXEC) {
-        filtered_remove(ids.pid);
+        let _ = PIDS_FILTERED.remove(ids.pid);
     }
     // A held workload whose execve entry ran no program (`-e` without execve) is armed
     // here, as its exec succeeds.
@@ -231,7 +230,7 @@ fn on_exec(ctx: &RawTracePointContext) -> Option<()> {
     if let Some(flags) = unsafe { PIDS_TO_TRACE.get(ids.trace_key()) }.copied()
         && flags & TRACE_ARM_ON_EXEC != 0
     {
-        let _ = trace_insert(ids.trace_key(), flags & !TRACE_ARM_ON_EXEC, 0);
+        let _ = PIDS_TO_TRACE.insert(ids.trace_key(), flags & !TRACE_ARM_ON_EXEC, 0);
     }
     if !crate::summary::wants_records() {
         return None;
@@ -263,8 +262,8 @@ fn took_over_leader(old_tid: u32, kernel_tid: u32) {
     if KEY_BY_TID.load() != 0 && PIDNS_INO.load() == 0 {
         // SAFETY: a u32 value, copied.
         if let Some(flags) = unsafe { PIDS_TO_TRACE.get(old_tid) }.copied() {
-            let _ = trace_insert(kernel_tid, flags, 0);
-            trace_remove(old_tid);
+            let _ = PIDS_TO_TRACE.insert(kernel_tid, flags, 0);
+            let _ = PIDS_TO_TRACE.remove(old_tid);
         }
     }
 }

@@ -7,11 +7,11 @@ use aya_ebpf::{
         generated::bpf_get_current_ancestor_cgroup_id,
     },
 };
-use trace_common::{maps::TRACE_ON, record::InflightCall};
+use trace_common::maps::TRACE_ON;
 
 use crate::maps::{
-    CGROUP_ID, CGROUP_LEVEL, FILTER_UID, INFLIGHT, KEY_BY_TID, PIDNS_DEV, PIDNS_INO, PIDS_FILTERED,
-    PIDS_TO_TRACE, TASK_START_OFF, TRACE_ALL, pid_maps_gen,
+    CGROUP_ID, CGROUP_LEVEL, FILTER_UID, KEY_BY_TID, PIDNS_DEV, PIDNS_INO, PIDS_FILTERED,
+    PIDS_TO_TRACE, TASK_START_OFF, TRACE_ALL,
 };
 
 /// When the current task started (`task_struct.start_boottime`, ns since boot), or 0
@@ -27,32 +27,6 @@ pub fn current_start_ns() -> u64 {
         )
         .unwrap_or(0)
     }
-}
-
-/// The current task's name (`comm`), zero-padded; all zeros if the helper fails (it
-/// zeroes the buffer then). The buffer is not zeroed first: a zeroed array is a call to
-/// the object's byte-at-a-time `memset`, which cost a getppid storm ~3 % of its time
-/// under a full trace.
-#[inline(always)]
-pub fn current_comm() -> [u8; 16] {
-    let mut comm = core::mem::MaybeUninit::<[u8; 16]>::uninit();
-    // SAFETY: the helper writes all 16 bytes: the name padded with zeros, or zeros
-    // when it fails.
-    unsafe {
-        write_current_comm(comm.as_mut_ptr().cast());
-        comm.assume_init()
-    }
-}
-
-/// Writes the current task's name into the 16 bytes at `dst` (which may be a ring-buffer
-/// reservation: nothing is zeroed first, the helper writes all 16).
-///
-/// # Safety
-/// `dst` must point to 16 writable bytes.
-#[inline(always)]
-pub unsafe fn write_current_comm(dst: *mut u8) {
-    // SAFETY: as the caller promises.
-    unsafe { aya_ebpf::helpers::generated::bpf_get_current_comm(dst.cast(), 16) };
 }
 
 /// Thread id and process id as rtrace's pid namespace numbers them.
@@ -106,51 +80,11 @@ pub fn current_ids() -> Option<Ids> {
 /// The `pids_to_trace` flags of a task to report, or `None`: not a target, or filtered.
 #[inline(always)]
 pub fn target_flags(ids: &Ids) -> Option<u32> {
-    let flags = listed(ids)?;
-    passes_live_filters().then_some(flags)
-}
-
-/// As `target_flags`, for a task whose syscall storage may hold what the pid maps said
-/// of it: asked again only when the maps have changed since (two hash lookups per call
-/// were a fifth of what `-s` adds to a getppid storm). `storage` is the task's, if it
-/// has one; a task without one gets one when it is a target, so that its next call
-/// finds the answer there.
-#[inline(always)]
-pub fn target_flags_kept(
-    ids: &Ids,
-    storage: &mut Option<&'static mut InflightCall>,
-) -> Option<u32> {
-    // Read before the maps: a change made after this read moves the count, and the
-    // answer kept under the old count is not used again.
-    let count = pid_maps_gen();
-    let kept = match (count, storage.as_deref()) {
-        (Some(count), Some(s)) if s.listed_gen == count.wrapping_add(1) => {
-            Some((s.listed != 0).then_some(s.listed_flags))
-        }
-        _ => None,
-    };
-    let flags = match kept {
-        Some(flags) => flags,
-        None => {
-            let flags = listed(ids);
-            if flags.is_some() && storage.is_none() {
-                *storage = INFLIGHT.current(true);
-            }
-            if let (Some(count), Some(s)) = (count, storage.as_deref_mut()) {
-                s.listed_gen = count.wrapping_add(1);
-                s.listed = flags.is_some() as u32;
-                s.listed_flags = flags.unwrap_or(0);
-            }
-            flags
-        }
-    };
-    passes_live_filters().then_some(flags?)
-}
-
-/// What the pid maps say of a task: its flags, or `None`.
-#[inline(always)]
-fn listed(ids: &Ids) -> Option<u32> {
     let flags = if TRACE_ALL.load() != 0 {
+        let uid = FILTER_UID.load();
+        if uid != u32::MAX && bpf_get_current_uid_gid() as u32 != uid {
+            return None;
+        }
         TRACE_ON
     } else {
         // SAFETY: u32 values are read whole; a racing delete can only make us read a
@@ -161,21 +95,12 @@ fn listed(ids: &Ids) -> Option<u32> {
     if unsafe { PIDS_FILTERED.get(ids.pid) }.is_some() {
         return None;
     }
-    Some(flags)
-}
-
-/// `-u` and `--cgroup`: asked at every call, as a task's uid and cgroup can change
-/// without the pid maps knowing.
-#[inline(always)]
-fn passes_live_filters() -> bool {
-    if TRACE_ALL.load() != 0 {
-        let uid = FILTER_UID.load();
-        if uid != u32::MAX && bpf_get_current_uid_gid() as u32 != uid {
-            return false;
-        }
-    }
     let cgroup = CGROUP_ID.load();
     // SAFETY: the helper has no preconditions; a level below the task's own gives 0.
-    cgroup == 0
-        || unsafe { bpf_get_current_ancestor_cgroup_id(CGROUP_LEVEL.load() as i32) } == cgroup
+    if cgroup != 0
+        && unsafe { bpf_get_current_ancestor_cgroup_id(CGROUP_LEVEL.load() as i32) } != cgroup
+    {
+        return None;
+    }
+    Some(flags)
 }
