@@ -130,11 +130,13 @@ pub const HANDOFFS: &str = "handoffs";
 pub const HANDOFFS_GIVEN: u32 = 0;
 pub const HANDOFFS_SETTLED: u32 = 1;
 
-/// Array of one u32: 1 while the reader sleeps on the ring. The reader sets it just
-/// before it waits; the first record that finds it set with the ring past
-/// `WAKEUP_BYTES` clears it and wakes the reader. So a sleeping reader is woken once
-/// (or once per CPU that raced to it), and one that is awake only once the ring is
-/// half full (`trace-ebpf/src/wakeup.rs`).
+/// Array of one u32: 1 once the reader has gone to sleep on the ring and no record has
+/// woken it since. The reader sets it just before it waits; the first record that finds
+/// it set with the ring past `WAKEUP_BYTES` clears it and wakes the reader. Only the
+/// kernel side clears it: a reader woken by its timer, a signal or its command's exit
+/// leaves it set, which costs at most one spare wake-up before it sleeps again. So a
+/// sleeping reader is woken once (or once per CPU that raced to it), and one that is
+/// awake only once the ring is half full (`trace-ebpf/src/wakeup.rs`).
 pub const READER_ASLEEP: &str = "reader_asleep";
 
 /// Array of `VIEW_SLOTS` u64: rtrace's own mount namespace and root directory (the

@@ -182,8 +182,16 @@ pub struct InflightCall {
     /// When the call began (`bpf_ktime_get_ns`, never 0), or 0: none in progress.
     pub enter_ns: u64,
     pub args: [u64; 6],
+    /// What `pids_to_trace` and `pids_filtered` said of this task, kept so that a
+    /// call need not ask them again while neither has changed: `listed_gen` is the
+    /// maps' change count (`pid_maps_gen`) when they were asked, plus 1 (0: never
+    /// asked); `listed` 1 when the task was a target then, with `listed_flags` its
+    /// flags.
+    pub listed_gen: u64,
+    pub listed: u32,
+    pub listed_flags: u32,
 }
-const _: () = assert!(core::mem::size_of::<InflightCall>() == 64);
+const _: () = assert!(core::mem::size_of::<InflightCall>() == 80);
 
 #[cfg(test)]
 mod tests {

@@ -13,10 +13,7 @@
 
 use aya_ebpf::{
     EbpfContext,
-    helpers::{
-        bpf_get_current_comm, bpf_ktime_get_ns, bpf_probe_read_kernel_buf,
-        generated::bpf_get_attach_cookie,
-    },
+    helpers::{bpf_ktime_get_ns, bpf_probe_read_kernel_buf, generated::bpf_get_attach_cookie},
     macros::tracepoint,
     programs::TracePointContext,
 };
@@ -79,7 +76,7 @@ fn on_event(ctx: &TracePointContext, index: u32) -> Option<()> {
             exit_ns: 0,
             args: [0; 6],
             ret: 0,
-            comm: bpf_get_current_comm().unwrap_or([0; 16]),
+            comm: crate::task::current_comm(),
             aug_len: [EVENT_BYTES as u16, 0],
             aug_arg: [0, AUG_NO_ARG],
             aug_cut: [0; 2],
@@ -138,7 +135,7 @@ fn on_syscall_event(ctx: &TracePointContext, index: u32) -> Option<()> {
         args,
         // No return yet: nothing sized by it is read.
         ret: -1,
-        comm: bpf_get_current_comm().unwrap_or([0; 16]),
+        comm: crate::task::current_comm(),
         aug_len: [0; 2],
         aug_arg: [AUG_NO_ARG; 2],
         aug_cut: [0; 2],

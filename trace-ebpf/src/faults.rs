@@ -5,11 +5,7 @@
 //! A target's fault is sent as a record (user space names the code and the mapping)
 //! and, with a summary, counted per thread in the summary's map.
 
-use aya_ebpf::{
-    helpers::{bpf_get_current_comm, bpf_ktime_get_ns},
-    macros::perf_event,
-    programs::PerfEventContext,
-};
+use aya_ebpf::{helpers::bpf_ktime_get_ns, macros::perf_event, programs::PerfEventContext};
 use trace_common::{
     augment::AUG_NO_ARG,
     maps::{COUNTER_DROPPED, TRACE_ARM_ON_EXEC},
@@ -67,7 +63,7 @@ fn on_fault(ctx: &PerfEventContext, kind: u32) -> Option<()> {
         exit_ns: 0,
         args: [ip, addr, user as u64, 0, 0, 0],
         ret: 0,
-        comm: bpf_get_current_comm().unwrap_or([0; 16]),
+        comm: crate::task::current_comm(),
         aug_len: [0; 2],
         aug_arg: [AUG_NO_ARG; 2],
         aug_cut: [0; 2],

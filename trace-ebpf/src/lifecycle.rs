@@ -19,7 +19,8 @@ use crate::{
     maps::{
         BPRM_FILENAME_OFF, FOLLOW_AT_FORK, FORK_HANDOFF, GROUP_EXIT_BY, INFLIGHT, INHERIT,
         KEY_BY_TID, PIDNS_INO, PIDS_FILTERED, PIDS_TO_TRACE, SIGNAL_LIVE_OFF, TASK_PID_OFF,
-        TASK_SIGNAL_OFF, TASK_TGID_OFF, TRACE_ALL, bump, handoffs_bump, handoffs_waiting,
+        TASK_SIGNAL_OFF, TASK_TGID_OFF, TRACE_ALL, bump, filtered_remove, handoffs_bump,
+        handoffs_waiting, trace_insert, trace_remove,
     },
     summary,
     syscalls::{emit_vfork_child, waits_for_its_child},
@@ -48,8 +49,8 @@ fn on_fork(ctx: &RawTracePointContext) -> Option<()> {
     if PIDNS_INO.load() == 0 {
         // The child's number is new: an entry under it was left by a task that has died
         // since, and must not make this unrelated task a target (or hide it).
-        let _ = PIDS_TO_TRACE.remove(child);
-        let _ = PIDS_FILTERED.remove(child);
+        trace_remove(child);
+        filtered_remove(child);
     }
     link_vfork_child(task, child);
     if TRACE_ALL.load() != 0 || INHERIT.load() == 0 {
@@ -130,7 +131,7 @@ fn follow_at_fork(ctx: &RawTracePointContext, ids: &Ids, task: *const u8, child:
             return;
         }
     }
-    if PIDS_TO_TRACE.insert(child, flags, 0).is_err() {
+    if trace_insert(child, flags, 0).is_err() {
         bump(COUNTER_LOST_TASKS);
         warn!(
             ctx,
@@ -154,11 +155,11 @@ fn on_task_exit(ctx: &RawTracePointContext) -> Option<()> {
     }
     let ids = current_ids()?;
     if KEY_BY_TID.load() != 0 {
-        let _ = PIDS_TO_TRACE.remove(ids.tid);
+        trace_remove(ids.tid);
     }
     if group_dead(ctx, &ids) {
-        let _ = PIDS_TO_TRACE.remove(ids.pid);
-        let _ = PIDS_FILTERED.remove(ids.pid);
+        trace_remove(ids.pid);
+        filtered_remove(ids.pid);
     }
     Some(())
 }
@@ -222,7 +223,7 @@ fn on_exec(ctx: &RawTracePointContext) -> Option<()> {
     let ids = current_ids()?;
     // SAFETY: a u32 value, copied.
     if unsafe { PIDS_FILTERED.get(ids.pid) }.copied() == Some(FILTER_UNTIL_EXEC) {
-        let _ = PIDS_FILTERED.remove(ids.pid);
+        filtered_remove(ids.pid);
     }
     // A held workload whose execve entry ran no program (`-e` without execve) is armed
     // here, as its exec succeeds.
@@ -230,7 +231,7 @@ fn on_exec(ctx: &RawTracePointContext) -> Option<()> {
     if let Some(flags) = unsafe { PIDS_TO_TRACE.get(ids.trace_key()) }.copied()
         && flags & TRACE_ARM_ON_EXEC != 0
     {
-        let _ = PIDS_TO_TRACE.insert(ids.trace_key(), flags & !TRACE_ARM_ON_EXEC, 0);
+        let _ = trace_insert(ids.trace_key(), flags & !TRACE_ARM_ON_EXEC, 0);
     }
     if !crate::summary::wants_records() {
         return None;
@@ -262,8 +263,8 @@ fn took_over_leader(old_tid: u32, kernel_tid: u32) {
     if KEY_BY_TID.load() != 0 && PIDNS_INO.load() == 0 {
         // SAFETY: a u32 value, copied.
         if let Some(flags) = unsafe { PIDS_TO_TRACE.get(old_tid) }.copied() {
-            let _ = PIDS_TO_TRACE.insert(kernel_tid, flags, 0);
-            let _ = PIDS_TO_TRACE.remove(old_tid);
+            let _ = trace_insert(kernel_tid, flags, 0);
+            trace_remove(old_tid);
         }
     }
 }

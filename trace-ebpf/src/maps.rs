@@ -84,6 +84,62 @@ pub static COUNTERS: PerCpuArray<u64> = PerCpuArray::with_max_entries(COUNTER_SL
 #[map(name = "handoffs")]
 pub static HANDOFFS: Array<u64> = Array::with_max_entries(2, 0);
 
+/// How many times the kernel side has changed `pids_to_trace` or `pids_filtered`
+/// (slot 0, added to atomically). A task keeps what the two maps said of it in its
+/// `inflight` storage with the count it was read at, and asks them again only when
+/// the count has moved (`task::listed_flags`). User space writes both maps only
+/// before the syscall programs are attached (`session::seed`), before any task can
+/// keep an answer, so it need not count.
+#[map(name = "pid_maps_gen")]
+pub static PID_MAPS_GEN: Array<u64> = Array::with_max_entries(1, 0);
+
+/// The change count of the pid maps plus 1, or 0 where it cannot be read (nothing is
+/// then kept).
+#[inline(always)]
+pub fn pid_maps_gen() -> u64 {
+    match PID_MAPS_GEN.get_ptr(0) {
+        // SAFETY: a live map value, read whole.
+        Some(p) => unsafe { core::ptr::read_volatile(p) }.wrapping_add(1),
+        None => 0,
+    }
+}
+
+/// Counts a change to `pids_to_trace` or `pids_filtered`, after it is made: a task
+/// that read the maps before it then reads them again.
+#[inline(always)]
+pub fn pid_maps_changed() {
+    if let Some(p) = PID_MAPS_GEN.get_ptr_mut(0) {
+        // SAFETY: p points to a live map value.
+        unsafe { atomic_add(p, 1) };
+    }
+}
+
+/// `pids_to_trace.insert`, counted when it succeeds.
+#[inline(always)]
+pub fn trace_insert(key: u32, flags: u32, how: u64) -> Result<(), i32> {
+    let r = PIDS_TO_TRACE.insert(key, flags, how);
+    if r.is_ok() {
+        pid_maps_changed();
+    }
+    r
+}
+
+/// `pids_to_trace.remove`, counted when there was an entry.
+#[inline(always)]
+pub fn trace_remove(key: u32) {
+    if PIDS_TO_TRACE.remove(key).is_ok() {
+        pid_maps_changed();
+    }
+}
+
+/// `pids_filtered.remove`, counted when there was an entry.
+#[inline(always)]
+pub fn filtered_remove(key: u32) {
+    if PIDS_FILTERED.remove(key).is_ok() {
+        pid_maps_changed();
+    }
+}
+
 #[unsafe(no_mangle)]
 pub static TRACE_ALL: Global<u32> = Global::new(0);
 #[unsafe(no_mangle)]

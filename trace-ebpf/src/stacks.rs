@@ -5,11 +5,8 @@
 //! callers' (sys_exit is close to what old verifiers allow).
 
 use aya_ebpf::{
-    EbpfContext, Global,
-    bindings::{BPF_F_USER_STACK, BPF_RB_NO_WAKEUP},
-    helpers::generated::bpf_get_stack,
-    macros::map,
-    maps::PerCpuArray,
+    EbpfContext, Global, bindings::BPF_F_USER_STACK, helpers::generated::bpf_get_stack,
+    macros::map, maps::PerCpuArray,
 };
 use trace_common::{
     augment::AUG_NO_ARG,
@@ -88,13 +85,10 @@ pub fn emit<C: EbpfContext>(ctx: &C, ids: &Ids, kernel: bool, stamp: u64) {
         };
         let len = SYSCALL_RECORD_SIZE + (k + u) * 8;
         let bytes = core::slice::from_raw_parts(item.cast::<u8>(), len);
-        // The record the chain goes before comes next, and wakes the reader if it is
-        // to be woken (`wakeup.rs`); the kernel's default would wake it for each chain
-        // a reader that keeps up finds.
-        if EVENTS
-            .output::<[u8]>(bytes, BPF_RB_NO_WAKEUP as u64)
-            .is_err()
-        {
+        // Woken by the same rule as every record (`wakeup.rs`), not left to the record
+        // that follows: that one may find no room (a chain can fill a small ring), and
+        // then nothing woke the reader until its timer.
+        if EVENTS.output::<[u8]>(bytes, crate::wakeup::flag()).is_err() {
             bump(COUNTER_DROPPED);
         }
     }

@@ -4,7 +4,6 @@
 use aya_ebpf::{
     Global,
     bindings::BPF_NOEXIST,
-    helpers::bpf_get_current_comm,
     macros::map,
     maps::{Array, HashMap, PerCpuHashMap},
 };
@@ -59,6 +58,21 @@ fn task_key(ids: &Ids) -> TaskKey {
     }
 }
 
+/// The key total mode counts every thread under: all zeros, from a zero that is read,
+/// so that it is two stores and not a call to the object's byte-at-a-time `memset`
+/// (which `TaskKey::default()` compiles to).
+#[inline(always)]
+fn no_task() -> TaskKey {
+    let zero = 0u64;
+    // SAFETY: a read of a live local.
+    let z = unsafe { core::ptr::read_volatile(&zero) };
+    TaskKey {
+        tid: z as u32,
+        _pad: z as u32,
+        start_ns: z,
+    }
+}
+
 #[unsafe(no_mangle)]
 static SUMMARY_FLAGS: Global<u32> = Global::new(SUMMARY_RECORDS);
 
@@ -77,11 +91,7 @@ pub fn account(ids: &Ids, nr: u32, dur_ns: u64, ret: i64, entry_seen: bool, retu
     }
     let total = flags & SUMMARY_TOTAL != 0;
     let key = StatsKey {
-        task: if total {
-            TaskKey::default()
-        } else {
-            task_key(ids)
-        },
+        task: if total { no_task() } else { task_key(ids) },
         nr,
         _pad: 0,
     };
@@ -119,7 +129,7 @@ pub fn account(ids: &Ids, nr: u32, dur_ns: u64, ret: i64, entry_seen: bool, retu
                 return;
             }
             if !total {
-                let _ = TASK_COMM.insert(key.task, bpf_get_current_comm().unwrap_or([0; 16]), 0);
+                let _ = TASK_COMM.insert(key.task, crate::task::current_comm(), 0);
             }
         }
     }
@@ -162,7 +172,7 @@ pub fn account_fault(ids: &Ids, kind: u32) {
         bump(COUNTER_STATS_LOST);
         return;
     }
-    let _ = TASK_COMM.insert(key.task, bpf_get_current_comm().unwrap_or([0; 16]), 0);
+    let _ = TASK_COMM.insert(key.task, crate::task::current_comm(), 0);
 }
 
 /// Counts one call of `dur_ns` in its (thread, syscall)'s histogram. Only this thread

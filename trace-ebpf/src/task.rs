@@ -7,11 +7,11 @@ use aya_ebpf::{
         generated::bpf_get_current_ancestor_cgroup_id,
     },
 };
-use trace_common::maps::TRACE_ON;
+use trace_common::{maps::TRACE_ON, record::InflightCall};
 
 use crate::maps::{
-    CGROUP_ID, CGROUP_LEVEL, FILTER_UID, KEY_BY_TID, PIDNS_DEV, PIDNS_INO, PIDS_FILTERED,
-    PIDS_TO_TRACE, TASK_START_OFF, TRACE_ALL,
+    CGROUP_ID, CGROUP_LEVEL, FILTER_UID, INFLIGHT, KEY_BY_TID, PIDNS_DEV, PIDNS_INO, PIDS_FILTERED,
+    PIDS_TO_TRACE, TASK_START_OFF, TRACE_ALL, pid_maps_gen,
 };
 
 /// When the current task started (`task_struct.start_boottime`, ns since boot), or 0
@@ -26,6 +26,38 @@ pub fn current_start_ns() -> u64 {
             task.add(TASK_START_OFF.load() as usize).cast::<u64>(),
         )
         .unwrap_or(0)
+    }
+}
+
+/// The current task's name (`comm`), zero-padded. The buffer is zeroed by two u64
+/// stores of a zero that is read: a zeroed `[u8; 16]` is a call to the object's
+/// byte-at-a-time `memset`, which cost a getppid storm ~3 % of its time under a full
+/// trace. It must be zeroed: 6.1's helper copies the name up to its NUL and leaves the
+/// bytes after it as they were (6.18's pads them).
+#[inline(always)]
+pub fn current_comm() -> [u8; 16] {
+    let mut comm = [0u64; 2];
+    // SAFETY: 16 writable bytes.
+    unsafe { write_current_comm(comm.as_mut_ptr().cast()) };
+    // SAFETY: 16 bytes of plain integers.
+    unsafe { core::mem::transmute::<[u64; 2], [u8; 16]>(comm) }
+}
+
+/// Writes the current task's name into the 16 bytes at `dst` (a ring-buffer
+/// reservation, or a local), zero-padded: the bytes are zeroed first (see
+/// `current_comm`), then the helper copies the name.
+///
+/// # Safety
+/// `dst` must point to 16 writable bytes, 8-byte aligned.
+#[inline(always)]
+pub unsafe fn write_current_comm(dst: *mut u8) {
+    let zero = 0u64;
+    // SAFETY: a read of a live local; the writes are as the caller promises.
+    unsafe {
+        let z = core::ptr::read_volatile(&zero);
+        core::ptr::write_volatile(dst.cast::<u64>(), z);
+        core::ptr::write_volatile(dst.cast::<u64>().add(1), z);
+        aya_ebpf::helpers::generated::bpf_get_current_comm(dst.cast(), 16);
     }
 }
 
@@ -80,11 +112,59 @@ pub fn current_ids() -> Option<Ids> {
 /// The `pids_to_trace` flags of a task to report, or `None`: not a target, or filtered.
 #[inline(always)]
 pub fn target_flags(ids: &Ids) -> Option<u32> {
-    let flags = if TRACE_ALL.load() != 0 {
-        let uid = FILTER_UID.load();
-        if uid != u32::MAX && bpf_get_current_uid_gid() as u32 != uid {
-            return None;
+    let flags = listed(ids)?;
+    passes_live_filters().then_some(flags)
+}
+
+/// As `target_flags`, for a task whose syscall storage may hold what the pid maps said
+/// of it: asked again only when the maps have changed since, which saves two hash
+/// lookups on every call of a traced task. `storage` is the task's, if it
+/// has one; a task without one gets one when it is a target, so that its next call
+/// finds the answer there.
+#[inline(always)]
+pub fn target_flags_kept(
+    ids: &Ids,
+    storage: &mut Option<&'static mut InflightCall>,
+) -> Option<u32> {
+    // Read before the maps: a change made after this read moves the count, and the
+    // answer kept under the old count is not used again.
+    let now = pid_maps_gen();
+    // Every value set on every path: 6.1's verifier follows paths newer ones know to
+    // be dead (a failed array lookup), and refuses a register left undefined on them.
+    let mut is_listed = false;
+    let mut flags = 0u32;
+    let mut kept = false;
+    if now != 0
+        && let Some(s) = storage.as_deref()
+        && s.listed_gen == now
+    {
+        is_listed = s.listed != 0;
+        flags = s.listed_flags;
+        kept = true;
+    }
+    if !kept {
+        if let Some(f) = listed(ids) {
+            is_listed = true;
+            flags = f;
+            if storage.is_none() {
+                *storage = INFLIGHT.current(true);
+            }
         }
+        if now != 0
+            && let Some(s) = storage.as_deref_mut()
+        {
+            s.listed_gen = now;
+            s.listed = is_listed as u32;
+            s.listed_flags = flags;
+        }
+    }
+    (is_listed && passes_live_filters()).then_some(flags)
+}
+
+/// What the pid maps say of a task: its flags, or `None`.
+#[inline(always)]
+fn listed(ids: &Ids) -> Option<u32> {
+    let flags = if TRACE_ALL.load() != 0 {
         TRACE_ON
     } else {
         // SAFETY: u32 values are read whole; a racing delete can only make us read a
@@ -95,12 +175,21 @@ pub fn target_flags(ids: &Ids) -> Option<u32> {
     if unsafe { PIDS_FILTERED.get(ids.pid) }.is_some() {
         return None;
     }
+    Some(flags)
+}
+
+/// `-u` and `--cgroup`: asked at every call, as a task's uid and cgroup can change
+/// without the pid maps knowing.
+#[inline(always)]
+fn passes_live_filters() -> bool {
+    if TRACE_ALL.load() != 0 {
+        let uid = FILTER_UID.load();
+        if uid != u32::MAX && bpf_get_current_uid_gid() as u32 != uid {
+            return false;
+        }
+    }
     let cgroup = CGROUP_ID.load();
     // SAFETY: the helper has no preconditions; a level below the task's own gives 0.
-    if cgroup != 0
-        && unsafe { bpf_get_current_ancestor_cgroup_id(CGROUP_LEVEL.load() as i32) } != cgroup
-    {
-        return None;
-    }
-    Some(flags)
+    cgroup == 0
+        || unsafe { bpf_get_current_ancestor_cgroup_id(CGROUP_LEVEL.load() as i32) } == cgroup
 }

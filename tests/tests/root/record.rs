@@ -150,6 +150,60 @@ fn recorded_true(dir: &std::path::Path) -> Vec<u8> {
     std::fs::read(&data).unwrap()
 }
 
+/// Every syscall record's comm is the name and zeros after it, also once the ring
+/// has wrapped: on 6.1 the kernel's helper copies the name only up to its NUL, so
+/// bytes left from an earlier lap's record would follow it, and two records of one
+/// thread would carry different names (the timeline named such a thread twice).
+#[test]
+fn a_records_comm_is_zeros_after_the_name() {
+    if !bpf_ready("a_records_comm_is_zeros_after_the_name") {
+        return;
+    }
+    let dir = scratch_dir("record-comm");
+    let data = dir.join("comm.data");
+    // A two-page ring, lapped many times by paths, buffers and names of every length.
+    let r = run(
+        rtrace().args([
+            "record",
+            "-m",
+            "2",
+            "-o",
+            data.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "i=0; while [ $i -lt 150 ]; do cat /etc/hostname /etc/passwd; i=$((i+1)); done >/dev/null",
+        ]),
+        LIMIT,
+    );
+    assert_eq!(r.code(), Some(0), "{r}");
+    let bytes = std::fs::read(&data).unwrap();
+    let mut at = records_start(&bytes);
+    let (mut syscalls, mut bad) = (0, Vec::new());
+    while at + 4 <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let item = &bytes[at + 4..at + 4 + len];
+        at += 4 + len;
+        // A syscall record (kind 1 in its first two bytes) holds its comm at 88..104.
+        if len < 112 || u16::from_le_bytes([item[0], item[1]]) != 1 {
+            continue;
+        }
+        syscalls += 1;
+        let comm = &item[88..104];
+        let end = comm.iter().position(|&b| b == 0).unwrap_or(comm.len());
+        if comm[end..].iter().any(|&b| b != 0) {
+            bad.push(comm.to_vec());
+        }
+    }
+    assert!(syscalls > 2000, "{syscalls} syscall records{r}");
+    assert!(
+        bad.is_empty(),
+        "{} of {syscalls} records carry bytes after the name, e.g. {:?}",
+        bad.len(),
+        bad.first()
+    );
+}
+
 /// `rtrace -i FILE` under a 1 GiB address-space limit, as a small machine has.
 fn replay_bounded(file: &std::path::Path) -> rtrace_tests::Run {
     run(

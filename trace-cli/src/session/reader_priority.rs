@@ -8,7 +8,10 @@
 //! when there are records to read (and on its 100 ms timer), so what it takes is the
 //! trace's own cost, paid now instead of as lost records. The command was forked before, at the
 //! level rtrace was started with, and nothing rtrace starts later inherits it (the
-//! level is the thread's, and it is put back before the final read).
+//! level is the thread's, and it is put back before the final read). A level set on
+//! one thread is right here because the event loop's runtime is single-threaded: the
+//! loop never moves to a thread that was not raised. A runtime with worker threads
+//! would have to raise each of them.
 //!
 //! An rtrace that was itself niced (`nice -n 10 rtrace …`) is left where it was put,
 //! and so is one not allowed to raise itself (no CAP_SYS_NICE in a container).
