@@ -158,7 +158,7 @@ impl JsonFormatter {
         for arg in args::args(rec, info) {
             let (b, m) = arg.written(rec, mem);
             json_args::write(
-                args.key(arg.name),
+                args.key_escaped(arg.name),
                 &arg,
                 b,
                 m,

@@ -77,7 +77,7 @@ fn sigset(out: &mut Vec<u8>, set: u64) {
     a.end();
 }
 
-fn time(out: &mut Vec<u8>, sec: i64, frac_name: &str, frac: i64) {
+fn time(out: &mut Vec<u8>, sec: i64, frac_name: &'static str, frac: i64) {
     let mut o = Obj::new(out);
     o.num("tv_sec", sec);
     o.num(frac_name, frac);

@@ -10,12 +10,32 @@ fn json_plain(b: u8) -> bool {
     b >= b' ' && b != b'"' && b != b'\\'
 }
 
+/// Whether every byte of `bytes` is [`json_plain`], eight at a time: a word has a
+/// byte below space, or equal to the quote or the backslash, exactly when the
+/// classic "has a byte less than n" and "has a zero byte" tests say so.
+fn all_plain(bytes: &[u8]) -> bool {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH: u64 = ONES * 0x80;
+    let below = |w: u64, n: u8| w.wrapping_sub(ONES * u64::from(n)) & !w & HIGH;
+    let zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGH;
+    let mut words = bytes.chunks_exact(8);
+    for chunk in &mut words {
+        let w = u64::from_ne_bytes(chunk.try_into().unwrap_or([0; 8]));
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        if below(w, b' ') | zero(quote) | zero(backslash) != 0 {
+            return false;
+        }
+    }
+    words.remainder().iter().all(|&b| json_plain(b))
+}
+
 /// A JSON string (serde_json's escaping). One with nothing to escape (keys, names, most
 /// text) is copied here whole; only one with something to escape goes to serde_json.
 #[inline]
 pub fn string(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
-    if bytes.iter().all(|&b| json_plain(b)) {
+    if all_plain(bytes) {
         out.reserve(bytes.len() + 2);
         out.push(b'"');
         out.extend_from_slice(bytes);
@@ -54,8 +74,27 @@ impl<'a> Obj<'a> {
         Obj { out, first: true }
     }
 
-    /// Writes `"k":` and gives the buffer for its value.
-    pub fn key(&mut self, k: &str) -> &mut Vec<u8> {
+    /// Writes `"k":` for one of rtrace's own keys and gives the buffer for its value.
+    /// They are written as they are: each is a plain name that needs no escaping,
+    /// which debug builds (the tests) assert; a key that comes from outside (an
+    /// argument's name in a format, which a record file carries) goes through
+    /// [`Obj::key_escaped`].
+    #[inline]
+    pub fn key(&mut self, k: &'static str) -> &mut Vec<u8> {
+        debug_assert!(all_plain(k.as_bytes()), "{k:?}");
+        self.out.reserve(k.len() + 4);
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        self.out.push(b'"');
+        self.out.extend_from_slice(k.as_bytes());
+        self.out.extend_from_slice(b"\":");
+        self.out
+    }
+
+    /// Writes `"k":`, `k` escaped as JSON needs, and gives the buffer for its value.
+    pub fn key_escaped(&mut self, k: &str) -> &mut Vec<u8> {
         if !self.first {
             self.out.push(b',');
         }
@@ -65,30 +104,35 @@ impl<'a> Obj<'a> {
         self.out
     }
 
-    pub fn num<N: itoa::Integer>(&mut self, k: &str, n: N) {
+    #[inline]
+    pub fn num<N: itoa::Integer>(&mut self, k: &'static str, n: N) {
         number(self.key(k), n);
     }
 
-    pub fn str(&mut self, k: &str, s: &str) {
+    #[inline]
+    pub fn str(&mut self, k: &'static str, s: &str) {
         string(self.key(k), s);
     }
 
-    pub fn bool(&mut self, k: &str, b: bool) {
+    #[inline]
+    pub fn bool(&mut self, k: &'static str, b: bool) {
         self.key(k)
             .extend_from_slice(if b { b"true" } else { b"false" });
     }
 
-    pub fn null(&mut self, k: &str) {
+    #[inline]
+    pub fn null(&mut self, k: &'static str) {
         self.key(k).extend_from_slice(b"null");
     }
 
     /// `"k":` and bytes from the program as [`text_item`] writes them.
-    pub fn text(&mut self, k: &str, bytes: &[u8]) {
+    #[inline]
+    pub fn text(&mut self, k: &'static str, bytes: &[u8]) {
         text_item(self.key(k), bytes);
     }
 
     /// `"k":` and what `value` writes, or nothing when it declines (returns false).
-    pub fn try_field(&mut self, k: &str, value: impl FnOnce(&mut Vec<u8>) -> bool) -> bool {
+    pub fn try_field(&mut self, k: &'static str, value: impl FnOnce(&mut Vec<u8>) -> bool) -> bool {
         let (mark, first) = (self.out.len(), self.first);
         if value(self.key(k)) {
             return true;
@@ -207,6 +251,22 @@ mod tests {
                 "{s:?}"
             );
         }
+    }
+
+    /// The word-at-a-time test agrees with the byte test on every byte, at every
+    /// place in a word and in the tail.
+    #[test]
+    fn the_word_test_finds_every_byte_that_needs_escaping() {
+        for b in 0..=255u8 {
+            for len in [1usize, 7, 8, 9, 16, 17] {
+                for at in 0..len {
+                    let mut v = vec![b'a'; len];
+                    v[at] = b;
+                    assert_eq!(all_plain(&v), json_plain(b), "byte {b:#x} at {at} of {len}");
+                }
+            }
+        }
+        assert!(all_plain(b""));
     }
 
     #[test]
