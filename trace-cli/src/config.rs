@@ -60,6 +60,8 @@ pub enum ConfigError {
         "invalid RTRACE_SUMMARY_ENTRIES '{0}': expected a number of (thread, syscall) pairs from 1 to {MAX_SUMMARY_ENTRIES}"
     )]
     BadSummaryEntries(String),
+    #[error("invalid RTRACE_SYSCALL_HOOKS '{0}': expected raw or events (unset: rtrace chooses)")]
+    BadSyscallHooks(String),
     #[error(
         "--hist draws its histograms in the summary: add -s (summary only) or -S (trace and summary)"
     )]
@@ -206,9 +208,8 @@ pub struct Config {
     pub warnings: Vec<String>,
     /// `RTRACE_GROUP_EXIT`: how a process's end is told, forced (`leader`, `live`).
     pub group_exit: Option<String>,
-    /// `RTRACE_SYSCALL_HOOKS=events`: the syscall programs on the chosen calls' own
-    /// events, where they can be.
-    pub syscall_hooks_on_events: bool,
+    /// `RTRACE_SYSCALL_HOOKS`: where `-e`'s syscall programs run.
+    pub syscall_hooks: HooksChoice,
     /// `PATH`, where the command is looked up.
     pub path: Option<OsString>,
 }
@@ -217,6 +218,31 @@ impl Config {
     /// `-o -`: the trace goes to stdout (and a command's own stdout to stderr).
     pub fn trace_to_stdout(&self) -> bool {
         self.output.as_deref() == Some(std::path::Path::new(crate::output::STDOUT))
+    }
+}
+
+/// Where `-e`'s syscall programs run (`RTRACE_SYSCALL_HOOKS`; `session::plan` decides).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum HooksChoice {
+    /// Unset: on the chosen calls' own events where rtrace can tell that they show every
+    /// call of the targets, else on the raw syscall tracepoints.
+    #[default]
+    Auto,
+    /// `raw`: on the raw syscall tracepoints.
+    Raw,
+    /// `events`: on the chosen calls' own events wherever they can run, a target that
+    /// may run 32-bit code or not.
+    Events,
+}
+
+impl HooksChoice {
+    fn from_env(value: Option<&str>) -> Result<Self, ConfigError> {
+        match value {
+            None | Some("") => Ok(Self::Auto),
+            Some("raw") => Ok(Self::Raw),
+            Some("events") => Ok(Self::Events),
+            Some(other) => Err(ConfigError::BadSyscallHooks(other.into())),
+        }
     }
 }
 
@@ -458,7 +484,7 @@ pub fn resolve_with(
         ring_bytes,
         verbose: args.verbose,
         group_exit: env.group_exit.clone(),
-        syscall_hooks_on_events: env.syscall_hooks.as_deref() == Some("events"),
+        syscall_hooks: HooksChoice::from_env(env.syscall_hooks.as_deref())?,
         path: env.path.clone(),
     })
 }
@@ -900,9 +926,24 @@ mod tests {
         })
         .unwrap();
         assert_eq!(forced.group_exit.as_deref(), Some("leader"));
-        assert!(forced.syscall_hooks_on_events);
+        assert_eq!(forced.syscall_hooks, HooksChoice::Events);
         assert_eq!(forced.path, Some("/opt/bin".into()));
-        assert!(!with(Env::default()).unwrap().syscall_hooks_on_events);
+        assert_eq!(
+            with(Env::default()).unwrap().syscall_hooks,
+            HooksChoice::Auto
+        );
+        let hooks = |v: &str| {
+            with(Env {
+                syscall_hooks: Some(v.into()),
+                ..Env::default()
+            })
+            .map(|c| c.syscall_hooks)
+        };
+        assert_eq!(hooks("raw"), Ok(HooksChoice::Raw));
+        assert_eq!(
+            hooks("fentry"),
+            Err(ConfigError::BadSyscallHooks("fentry".into()))
+        );
     }
 
     #[test]

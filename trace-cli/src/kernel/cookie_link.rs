@@ -16,8 +16,16 @@ use aya_obj::generated::{
 
 /// The perf event and the link; dropping them detaches the program.
 pub struct CookieLink {
-    _link: OwnedFd,
-    _event: OwnedFd,
+    link: OwnedFd,
+    event: OwnedFd,
+}
+
+impl CookieLink {
+    /// The link's fd and the event's, in that order: closing the link takes the
+    /// program off the event; the event's last close releases it.
+    pub fn into_fds(self) -> [OwnedFd; 2] {
+        [self.link, self.event]
+    }
 }
 
 fn fd_of(ret: libc::c_long) -> io::Result<OwnedFd> {
@@ -66,8 +74,5 @@ pub fn attach(prog: BorrowedFd<'_>, tracepoint_id: u64, cookie: u64) -> io::Resu
             size_of::<bpf_attr>() as libc::c_uint,
         )
     })?;
-    Ok(CookieLink {
-        _link: link,
-        _event: event,
-    })
+    Ok(CookieLink { link, event })
 }

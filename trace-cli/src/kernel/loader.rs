@@ -7,7 +7,6 @@ use aya::{
     programs::{
         PerfEvent, ProgramError, RawTracePoint, TracePoint,
         perf_event::{PerfEventConfig, PerfEventScope, SamplePolicy, SoftwareEvent},
-        trace_point::TracePointLinkId,
     },
 };
 use thiserror::Error;
@@ -36,7 +35,18 @@ pub enum SyscallHooks {
     /// The chosen calls' own events (`syscalls:sys_enter_<event>`, `sys_exit_<event>`,
     /// by these event names): no program runs for other calls. A child is followed at
     /// fork, so only in the initial pid namespace; 32-bit tasks' calls have no events.
-    Events(Vec<String>),
+    Events(Vec<SyscallEvents>),
+}
+
+/// A call's own two events, by their tracefs ids.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyscallEvents {
+    /// The syscall numbers whose events these are.
+    pub nrs: Vec<u32>,
+    /// `syscalls:sys_enter_<name>`.
+    pub enter: u64,
+    /// `syscalls:sys_exit_<name>`.
+    pub exit: u64,
 }
 
 impl SyscallHooks {
@@ -306,7 +316,7 @@ pub fn attach_events(
             .map_err(|source| LoadError::Attach { name, source })?;
         let link = super::cookie_link::attach(fd.as_fd(), event.id, index as u64)
             .map_err(|source| LoadError::AttachEvent { source })?;
-        links.1.push(link);
+        links.events.push(link);
     }
     Ok(())
 }
@@ -335,13 +345,14 @@ pub fn attach_lifecycle(bpf: &mut Ebpf, which: &[&'static str]) -> Result<(), Lo
     Ok(())
 }
 
-/// The links of the syscall programs on the chosen calls' events, kept so that they can
-/// be dropped all at once: releasing each event waits for the kernel's grace periods.
+/// The links of the programs on perf events: `-e cat:name`'s, and the syscall
+/// programs' on the chosen calls' own events with the numbers of those calls.
 #[derive(Default)]
-pub struct EventLinks(
-    Vec<(&'static str, TracePointLinkId)>,
-    Vec<super::cookie_link::CookieLink>,
-);
+pub struct EventLinks {
+    events: Vec<super::cookie_link::CookieLink>,
+    syscalls: Vec<super::cookie_link::CookieLink>,
+    chosen: Vec<u32>,
+}
 
 /// The syscall programs: attached last, once the pid maps are written and swept.
 pub fn attach_syscalls(
@@ -358,15 +369,25 @@ pub fn attach_syscalls(
             }
         }
         SyscallHooks::Events(events) => {
-            for (name, side) in hooks.programs().into_iter().zip(["enter", "exit"]) {
+            use std::os::fd::AsFd;
+            let [enter, exit] = hooks.programs();
+            for (name, id_of) in [
+                (enter, (|e| e.enter) as fn(&SyscallEvents) -> u64),
+                (exit, |e| e.exit),
+            ] {
                 let prog: &mut TracePoint = program(bpf, name)?;
+                let fd = prog
+                    .fd()
+                    .map_err(|source| LoadError::Attach { name, source })?;
                 for event in events {
-                    let id = prog
-                        .attach("syscalls", &format!("sys_{side}_{event}"))
-                        .map_err(|source| LoadError::Attach { name, source })?;
-                    links.0.push((name, id));
+                    let link = super::cookie_link::attach(fd.as_fd(), id_of(event), 0)
+                        .map_err(|source| LoadError::AttachEvent { source })?;
+                    links.syscalls.push(link);
                 }
             }
+            links
+                .chosen
+                .extend(events.iter().flat_map(|e| e.nrs.iter().copied()));
         }
     }
     Ok(())
@@ -435,6 +456,25 @@ pub fn write_aug_plans(
     )
 }
 
+/// Clears `CLASS_SELECTED` of the calls `nrs`: the syscall programs stop at their
+/// entries from then on.
+fn unchoose(bpf: &mut Ebpf, nrs: &[u32]) -> Result<(), LoadError> {
+    use trace_common::maps::CLASS_SELECTED;
+    let name = SYSCALL_CLASS;
+    let map = bpf.map_mut(name).ok_or(LoadError::MissingMap(name))?;
+    let mut array: Array<&mut MapData, u32> =
+        Array::try_from(map).map_err(|source| LoadError::MapWrite { name, source })?;
+    for &nr in nrs {
+        let class = array
+            .get(&nr, 0)
+            .map_err(|source| LoadError::MapWrite { name, source })?;
+        array
+            .set(nr, class & !CLASS_SELECTED, 0)
+            .map_err(|source| LoadError::MapWrite { name, source })?;
+    }
+    Ok(())
+}
+
 /// Writes each syscall's class bits (`decode::classes`).
 pub fn write_classes(bpf: &mut Ebpf, classes: &[(u32, u32)]) -> Result<(), LoadError> {
     write_array(bpf, SYSCALL_CLASS, classes.iter().copied())
@@ -460,23 +500,27 @@ fn unload(prog: &mut aya::programs::Program) {
     }
 }
 
-/// Stops the syscall programs (their links are dropped, the events' all at once); the
-/// maps stay readable.
+/// Stops the syscall programs; the maps stay readable. On the raw tracepoints they are
+/// unloaded, which is quick. On the chosen calls' own events, releasing a link or an
+/// event waits for the kernel's grace periods, one at a time (tens of milliseconds
+/// each): so the calls are unchosen first (`CLASS_SELECTED` cleared), after which the
+/// programs send nothing, and the links and events are released in the background
+/// ([`super::event_release`]). `-e cat:name`'s events, whose programs have no such
+/// switch, are released here, in parallel.
 pub fn detach_syscalls(bpf: &mut Ebpf, links: &mut EventLinks) {
-    let mut owned = Vec::new();
-    for (name, id) in links.0.drain(..) {
-        if let Ok(prog) = program::<TracePoint>(bpf, name)
-            && let Ok(link) = prog.take_link(id)
-        {
-            owned.push(link);
-        }
+    let chosen = std::mem::take(&mut links.chosen);
+    let unchosen = unchoose(bpf, &chosen).is_ok();
+    let syscalls = std::mem::take(&mut links.syscalls);
+    if unchosen {
+        super::event_release::close_in_background(
+            syscalls.into_iter().flat_map(|l| l.into_fds()).collect(),
+        );
+    } else {
+        drop(syscalls);
     }
-    let cookie_links = std::mem::take(&mut links.1);
+    let events = std::mem::take(&mut links.events);
     std::thread::scope(|s| {
-        for link in owned {
-            s.spawn(move || drop(link));
-        }
-        for link in cookie_links {
+        for link in events {
             s.spawn(move || drop(link));
         }
     });
@@ -496,9 +540,7 @@ pub fn detach_syscalls(bpf: &mut Ebpf, links: &mut EventLinks) {
     }
 }
 
-/// Detaches every program rtrace attached, at once: detaching a classic tracepoint's
-/// perf event waits for the kernel's grace periods (tens of milliseconds), so doing
-/// them in turn would add up (raw tracepoints detach at once).
+/// Detaches every program rtrace attached, the programs unloaded in parallel.
 pub fn detach_all(bpf: &mut Ebpf, links: &mut EventLinks) {
     detach_syscalls(bpf, links);
     std::thread::scope(|s| {

@@ -5,6 +5,7 @@ pub mod bpf_log;
 pub mod btf;
 pub mod cgroup;
 pub mod cookie_link;
+pub mod event_release;
 pub mod features;
 pub mod loader;
 pub mod map_ops;

@@ -50,6 +50,15 @@ impl Tracefs {
         self.root.join(format!("events/{category}/{name}")).is_dir()
     }
 
+    /// The id of the event `category:name` (its `id` file), what a perf event names it by.
+    pub fn event_id(&self, category: &str, name: &str) -> Option<u64> {
+        self.read(&format!("events/{category}/{name}/id"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
     /// Finds tracefs, mounting it at /sys/kernel/tracing if nothing is there yet.
     pub fn find_or_mount() -> Result<Self, TracefsError> {
         for dir in [MOUNT_POINT, DEBUGFS_TRACING] {

@@ -8,6 +8,7 @@
 //! status (`report`).
 
 mod event_loop;
+mod hooks;
 mod plan;
 mod probes;
 mod reader_priority;

@@ -6,7 +6,6 @@ use std::{ffi::OsString, io};
 
 use crate::{
     config::{Config, Targets},
-    decode::{classes, syscall_table},
     events::{EventTable, TpEvent},
     kernel::{
         btf::{Btf, FdInodeOffsets, GroupLiveOffsets, LifecycleOffsets, ViewOffsets},
@@ -167,7 +166,7 @@ fn settings(
         cpu_filter: cfg.cpus.is_some(),
         verbose: cfg.verbose,
         exec_envp: cfg.envp,
-        hooks: syscall_hooks(cfg, ns.is_initial(), tracefs),
+        hooks: super::hooks::choose(cfg, ns.is_initial(), tracefs),
         cgroup: cfg
             .cgroup
             .as_deref()
@@ -191,48 +190,6 @@ fn settings(
                 }
         }),
     })
-}
-
-/// The most calls `-e` runs on their own events (see [`syscall_hooks`]).
-const EVENTS_AT_MOST: usize = 32;
-
-/// Where the syscall programs run: on the raw tracepoints, or, when asked
-/// (`RTRACE_SYSCALL_HOOKS=events`), on the calls `-e` chose, each on its own events,
-/// where that shows all the raw tracepoints would (rtrace in the initial pid namespace;
-/// no exec chosen, whose reads need the registers, nor rt_sigreturn; every call with its
-/// events; a 32-bit task's calls have none). Not by default: each chosen call's two perf
-/// events take ~0.1 s to attach and release (the kernel serializes their grace
-/// periods), which only a long or busy trace wins back.
-fn syscall_hooks(cfg: &Config, initial_ns: bool, tracefs: &Tracefs) -> SyscallHooks {
-    let Some(nrs) = &cfg.selection else {
-        return SyscallHooks::Raw;
-    };
-    if !initial_ns || !cfg.syscall_hooks_on_events {
-        return SyscallHooks::Raw;
-    }
-    let mut events = Vec::new();
-    for &nr in nrs
-        .iter()
-        .filter(|&&nr| nr < trace_common::maps::COMPAT_BASE)
-    {
-        let Some(name) = syscall_table::name(nr) else {
-            return SyscallHooks::Raw;
-        };
-        let event = syscall_table::event_name(name);
-        let has = |side: &str| tracefs.has_event("syscalls", &format!("sys_{side}_{event}"));
-        if classes::is_exec(name) || name == "rt_sigreturn" || !has("enter") || !has("exit") {
-            return SyscallHooks::Raw;
-        }
-        events.push(event.to_string());
-    }
-    events.sort();
-    events.dedup();
-    // Each chosen call costs two perf events to attach and release: a long list is
-    // cheaper on the raw tracepoints.
-    if events.len() > EVENTS_AT_MOST {
-        return SyscallHooks::Raw;
-    }
-    SyscallHooks::Events(events)
 }
 
 /// What the programs do for the summary (`trace_common::stats::SUMMARY_*`): send the

@@ -1,0 +1,170 @@
+//! Where `-e`'s syscall programs run: on the raw syscall tracepoints, which every call
+//! of every task passes through, or on the chosen calls' own events
+//! (`syscalls:sys_enter_openat`…), where the other calls run no program at all.
+//!
+//! The events are the default wherever rtrace can tell they show what the raw
+//! tracepoints would: rtrace in the initial pid namespace (a child is followed at fork
+//! there, and its pid is the kernel's); no exec chosen (its reads need the registers)
+//! nor rt_sigreturn; every chosen call has both events; and, as the kernel sends no
+//! syscall event for a 32-bit task's calls, every target known to run 64-bit code
+//! (the command's file, each `-p`/`-t` task's).
+
+use std::{fs::File, io::Read, path::Path};
+
+use crate::{
+    config::{Config, HooksChoice, Targets},
+    decode::{classes, syscall_table},
+    kernel::{
+        loader::{SyscallEvents, SyscallHooks},
+        tracefs::Tracefs,
+    },
+    workload,
+};
+
+/// The most calls `-e` runs on their own events: each costs two perf events, about a
+/// millisecond each to open and link at start; a longer list is cheaper on the raw
+/// tracepoints.
+const EVENTS_AT_MOST: usize = 16;
+
+/// Where the syscall programs run for `cfg` (see the module's head).
+pub(super) fn choose(cfg: &Config, initial_ns: bool, tracefs: &Tracefs) -> SyscallHooks {
+    let Some(nrs) = &cfg.selection else {
+        return SyscallHooks::Raw;
+    };
+    let wanted = match cfg.syscall_hooks {
+        HooksChoice::Raw => false,
+        HooksChoice::Events => true,
+        HooksChoice::Auto => runs_only_64bit_code(cfg),
+    };
+    // The links on perf events are Linux 5.15's.
+    if !wanted || !initial_ns || !aya::features().bpf_perf_link() {
+        return SyscallHooks::Raw;
+    }
+    let mut names: Vec<(&str, u32)> = Vec::new();
+    for &nr in nrs
+        .iter()
+        .filter(|&&nr| nr < trace_common::maps::COMPAT_BASE)
+    {
+        let Some(name) = syscall_table::name(nr) else {
+            return SyscallHooks::Raw;
+        };
+        if classes::is_exec(name) || name == "rt_sigreturn" {
+            return SyscallHooks::Raw;
+        }
+        names.push((syscall_table::event_name(name), nr));
+    }
+    names.sort_unstable();
+    names.dedup();
+    let mut events: Vec<SyscallEvents> = Vec::new();
+    let mut last = None;
+    for (event, nr) in names {
+        if last == Some(event) {
+            // Another number of the same call: its events are attached already.
+            events.last_mut().expect("pushed with `last`").nrs.push(nr);
+            continue;
+        }
+        if events.len() == EVENTS_AT_MOST {
+            return SyscallHooks::Raw;
+        }
+        let id = |side: &str| tracefs.event_id("syscalls", &format!("sys_{side}_{event}"));
+        let (Some(enter), Some(exit)) = (id("enter"), id("exit")) else {
+            return SyscallHooks::Raw;
+        };
+        events.push(SyscallEvents {
+            nrs: vec![nr],
+            enter,
+            exit,
+        });
+        last = Some(event);
+    }
+    SyscallHooks::Events(events)
+}
+
+/// Whether every target is known to run 64-bit code: the command's file (or its
+/// script's interpreter), each `-p`/`-t` task's executable. Not the whole system.
+fn runs_only_64bit_code(cfg: &Config) -> bool {
+    match &cfg.targets {
+        Targets::Workload(argv) => argv.first().is_some_and(|name| {
+            workload::resolve_program(name, cfg.path.as_deref())
+                .is_some_and(|path| program_is_64bit(&path))
+        }),
+        Targets::Pids(ids) | Targets::Tids(ids) => ids
+            .iter()
+            .all(|id| file_is_64bit(Path::new(&format!("/proc/{id}/exe")))),
+        Targets::System { .. } => false,
+    }
+}
+
+/// A program file: an ELF, or a script whose interpreter is one.
+fn program_is_64bit(path: &Path) -> bool {
+    let head = read_head(path);
+    match interpreter(&head) {
+        Some(interp) => file_is_64bit(Path::new(interp)),
+        None => elf_is_64bit(&head),
+    }
+}
+
+fn file_is_64bit(path: &Path) -> bool {
+    elf_is_64bit(&read_head(path))
+}
+
+/// The first bytes of a file: enough for an ELF's class or a `#!` line.
+fn read_head(path: &Path) -> Vec<u8> {
+    let mut head = Vec::with_capacity(256);
+    if let Ok(f) = File::open(path) {
+        let _ = f.take(256).read_to_end(&mut head);
+    }
+    head
+}
+
+/// A 64-bit ELF (`ELFCLASS64`).
+fn elf_is_64bit(head: &[u8]) -> bool {
+    head.starts_with(b"\x7fELF") && head.get(4) == Some(&2)
+}
+
+/// The interpreter of a `#!` script, as the kernel reads it: the first word after the
+/// `#!`, on the first line.
+fn interpreter(head: &[u8]) -> Option<&str> {
+    let line = head.strip_prefix(b"#!")?;
+    let line = &line[..line.iter().position(|&b| b == b'\n')?];
+    let word = line
+        .split(|b| b.is_ascii_whitespace())
+        .find(|w| !w.is_empty())?;
+    std::str::from_utf8(word).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elf_class_and_script_interpreter() {
+        let mut elf64 = b"\x7fELF\x02\x01\x01".to_vec();
+        elf64.resize(64, 0);
+        let mut elf32 = elf64.clone();
+        elf32[4] = 1;
+        assert!(elf_is_64bit(&elf64));
+        assert!(!elf_is_64bit(&elf32));
+        assert!(!elf_is_64bit(b"\x7fEL"));
+        assert!(!elf_is_64bit(b"#!/bin/sh\n"));
+        assert_eq!(interpreter(b"#!/bin/sh\necho\n"), Some("/bin/sh"));
+        assert_eq!(
+            interpreter(b"#!  /usr/bin/env python3\n"),
+            Some("/usr/bin/env")
+        );
+        assert_eq!(
+            interpreter(b"#!/bin/sh"),
+            None,
+            "no end of line in the head"
+        );
+        assert_eq!(interpreter(b"#!\n"), None);
+        assert_eq!(interpreter(&elf64), None);
+    }
+
+    #[test]
+    fn this_test_and_sh_run_64bit_code() {
+        assert!(file_is_64bit(Path::new("/proc/self/exe")));
+        assert!(program_is_64bit(Path::new("/bin/sh")));
+        assert!(!program_is_64bit(Path::new("/nonexistent/rtrace-test")));
+    }
+}
