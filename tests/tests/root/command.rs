@@ -651,10 +651,11 @@ fn perf_config_files_and_colour() {
     std::fs::remove_dir_all(&home).unwrap();
 }
 
-/// `RTRACE_SYSCALL_HOOKS=events` puts `-e`'s syscall programs on the chosen calls' own
-/// events: the same lines as on the raw tracepoints (the default), children and
-/// grandchildren followed (they are made targets at fork, as no other call's exit runs
-/// a program to adopt them), and `-v` says so.
+/// `-e` puts its syscall programs on the chosen calls' own events by default for a
+/// 64-bit command (and with `RTRACE_SYSCALL_HOOKS=events`): the same lines as on the raw
+/// tracepoints (`RTRACE_SYSCALL_HOOKS=raw`), children and grandchildren followed (they
+/// are made targets at fork, as no other call's exit runs a program to adopt them), and
+/// `-v` says so.
 #[test]
 fn e_runs_on_the_chosen_calls_own_events_and_follows_children() {
     if !bpf_ready("e_runs_on_the_chosen_calls_own_events_and_follows_children") {
@@ -673,8 +674,10 @@ fn e_runs_on_the_chosen_calls_own_events_and_follows_children() {
     };
     const SAID: &str = "the syscall programs run on the chosen calls' own events";
     let events = trace(Some("events"));
-    let raw = trace(None);
+    let chosen = trace(None);
+    let raw = trace(Some("raw"));
     assert!(events.stderr.contains(SAID), "{events}");
+    assert!(chosen.stderr.contains(SAID), "the default for sh{chosen}");
     assert!(!raw.stderr.contains(SAID), "{raw}");
     let calls = |r: &rtrace_tests::Run| -> Vec<(String, String, String)> {
         r.trace_lines()
@@ -698,10 +701,108 @@ fn e_runs_on_the_chosen_calls_own_events_and_follows_children() {
         "both cats, the second a grandchild{events}"
     );
     assert_eq!(calls(&events), calls(&raw), "{events}{raw}");
+    assert_eq!(calls(&chosen), calls(&raw), "{chosen}{raw}");
     assert!(
         calls(&events)
             .iter()
             .all(|(_, name, _)| name == "openat" || name == "close"),
         "{events}"
+    );
+}
+
+/// On the chosen calls' own events, releasing each perf event and link waits for the
+/// kernel's grace periods; rtrace leaves that to a detached process, after the calls
+/// are unchosen. That process holds none of rtrace's output: when rtrace has exited,
+/// nothing else has its pipes. And it does its work: soon no process of rtrace is left,
+/// nor any of its programs.
+#[test]
+fn the_events_are_released_behind_rtrace_without_its_output() {
+    use std::{
+        io::Read,
+        os::{fd::AsRawFd, unix::fs::MetadataExt},
+        process::Stdio,
+    };
+    if !bpf_ready("the_events_are_released_behind_rtrace_without_its_output") {
+        return;
+    }
+    let marker = "exit 0 # the_events_are_released_behind_rtrace";
+    let mut child = rtrace()
+        .args(["-v", "-e", "openat,close", "--", "sh", "-c", marker])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let pipes = [stdout.as_raw_fd(), stderr.as_raw_fd()].map(|fd| {
+        std::fs::metadata(format!("/proc/self/fd/{fd}"))
+            .unwrap()
+            .ino()
+    });
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        stderr.read_to_string(&mut text).unwrap();
+        text
+    });
+    let status = child.wait().unwrap();
+    let me = std::process::id();
+    let mut holders = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            let link = std::fs::read_link(fd.path()).unwrap_or_default();
+            let link = link.to_string_lossy();
+            if pid != me && pipes.iter().any(|i| link == format!("pipe:[{i}]")) {
+                holders.push((pid, link.to_string()));
+            }
+        }
+    }
+    let text = reader.join().unwrap();
+    assert!(status.success(), "{status:?}{text}");
+    assert!(
+        text.contains("the syscall programs run on the chosen calls' own events"),
+        "{text}"
+    );
+    assert!(
+        holders.is_empty(),
+        "rtrace's output is held after it exited: {holders:?}"
+    );
+    drop(stdout);
+    let bin = std::fs::canonicalize(rtrace_tests::rtrace_bin()).unwrap();
+    let rtraces = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                let p = e.path();
+                std::fs::read_link(p.join("exe")).ok().as_deref() == Some(bin.as_path())
+                    && String::from_utf8_lossy(
+                        &std::fs::read(p.join("cmdline")).unwrap_or_default(),
+                    )
+                    .contains(marker)
+            })
+            .count()
+    };
+    let programs = || {
+        aya::programs::loaded_programs()
+            .filter_map(Result::ok)
+            .filter(|p| {
+                p.name_as_str().is_some_and(|n| {
+                    n.starts_with("sys_enter_event") || n.starts_with("sys_exit_event")
+                })
+            })
+            .count()
+    };
+    assert!(
+        rtrace_tests::wait_for(Duration::from_secs(10), || rtraces() == 0
+            && programs() == 0),
+        "after rtrace: {} of its processes, {} of its event programs",
+        rtraces(),
+        programs()
     );
 }

@@ -456,6 +456,22 @@ fn a_32_bit_program_is_decoded_with_its_own_table() {
         ("exit_group", "error_code: 3"),
         "{r}"
     );
+    // `-e` stays on the raw tracepoints for a 32-bit command, whose calls the kernel
+    // sends no syscall event for.
+    let e = run(
+        rtrace().args(["-v", "-e", "getppid", "--"]).arg(&bin),
+        LIMIT,
+    );
+    assert!(!e.stderr.contains("chosen calls' own events"), "{e}");
+    assert_eq!(
+        e.stderr
+            .lines()
+            .filter_map(parse_line)
+            .filter(|l| l.name == "getppid")
+            .count(),
+        3,
+        "{e}"
+    );
     let s = run(rtrace().args(["-s", "--"]).arg(&bin), LIMIT);
     assert!(
         s.stderr
