@@ -17,8 +17,9 @@ Environment:
   PERF_CONFIG             perf's config file; unset: /etc/perfconfig, then ~/.perfconfig
   RTRACE_PID_MAP_ENTRIES  tasks traced at once (default 8192)
   RTRACE_SUMMARY_ENTRIES  (thread, syscall) pairs a summary holds (default 65536)
-  RTRACE_SYSCALL_HOOKS=events  -e on the chosen calls' own events: cheaper per call,
-                          ~0.1 s more per chosen call to start and stop; no 32-bit tasks
+  RTRACE_SYSCALL_HOOKS=raw|events  where -e's programs run, forced: the raw syscall
+                          tracepoints, or the chosen calls' own events (the default
+                          for 64-bit targets; a 32-bit task's calls have none)
   NO_COLOR, CLICOLOR_FORCE  never, or always, colour the trace
 
 Exit status:

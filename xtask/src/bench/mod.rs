@@ -43,8 +43,8 @@ enum Tracer {
     Untraced,
     Floor(&'static str),
     Rtrace(&'static [&'static str]),
-    /// rtrace with `RTRACE_SYSCALL_HOOKS=events`.
-    RtraceEvents(&'static [&'static str]),
+    /// rtrace with `RTRACE_SYSCALL_HOOKS=raw` (`-e` on the raw syscall tracepoints).
+    RtraceRaw(&'static [&'static str]),
     /// The static (musl, mimalloc) rtrace `cargo xtask dist` ships.
     RtraceStatic(&'static [&'static str]),
     Perf(&'static [&'static str]),
@@ -71,8 +71,8 @@ impl Tracer {
             Tracer::Untraced => "untraced".into(),
             Tracer::Floor(kind) => format!("floor: {kind}"),
             Tracer::Rtrace(a) => with("rtrace", a),
-            Tracer::RtraceEvents(a) => {
-                format!("{}, RTRACE_SYSCALL_HOOKS=events", with("rtrace", a))
+            Tracer::RtraceRaw(a) => {
+                format!("{}, RTRACE_SYSCALL_HOOKS=raw", with("rtrace", a))
             }
             Tracer::RtraceStatic(a) => format!("{} (static build)", with("rtrace", a)),
             Tracer::Perf(a) => with("perf trace", a),
@@ -105,9 +105,9 @@ impl Tracer {
                 v.push(kind.into());
                 v.push("--".into());
             }
-            Tracer::Rtrace(a) | Tracer::RtraceEvents(a) | Tracer::RtraceStatic(a) => {
-                if matches!(self, Tracer::RtraceEvents(_)) {
-                    v.extend(["env".into(), "RTRACE_SYSCALL_HOOKS=events".into()]);
+            Tracer::Rtrace(a) | Tracer::RtraceRaw(a) | Tracer::RtraceStatic(a) => {
+                if matches!(self, Tracer::RtraceRaw(_)) {
+                    v.extend(["env".into(), "RTRACE_SYSCALL_HOOKS=raw".into()]);
                 }
                 let bin = match self {
                     Tracer::RtraceStatic(_) => &bins.rtrace_static,
@@ -152,7 +152,7 @@ const TRACERS: [Tracer; 20] = [
     Tracer::Rtrace(&["-s"]),
     Tracer::Rtrace(&["-s", "--hist"]),
     Tracer::Rtrace(&["-e", "openat"]),
-    Tracer::RtraceEvents(&["-e", "openat"]),
+    Tracer::RtraceRaw(&["-e", "openat"]),
     Tracer::Rtrace(FAULTS),
     Tracer::Rtrace(CHAINS),
     Tracer::RtraceStatic(&[]),
