@@ -679,6 +679,12 @@ fn e_runs_on_the_chosen_calls_own_events_and_follows_children() {
     assert!(events.stderr.contains(SAID), "{events}");
     assert!(chosen.stderr.contains(SAID), "the default for sh{chosen}");
     assert!(!raw.stderr.contains(SAID), "{raw}");
+    assert!(
+        raw.stderr.contains(
+            "rtrace: -e runs on the raw syscall tracepoints, which every call passes: RTRACE_SYSCALL_HOOKS=raw"
+        ),
+        "{raw}"
+    );
     let calls = |r: &rtrace_tests::Run| -> Vec<(String, String, String)> {
         r.trace_lines()
             .into_iter()

@@ -463,6 +463,12 @@ fn a_32_bit_program_is_decoded_with_its_own_table() {
         LIMIT,
     );
     assert!(!e.stderr.contains("chosen calls' own events"), "{e}");
+    assert!(
+        e.stderr.contains(
+            "rtrace: -e runs on the raw syscall tracepoints, which every call passes: a target may run 32-bit code"
+        ),
+        "{e}"
+    );
     assert_eq!(
         e.stderr
             .lines()

@@ -26,30 +26,87 @@ use crate::{
 /// tracepoints.
 const EVENTS_AT_MOST: usize = 16;
 
-/// Where the syscall programs run for `cfg` (see the module's head).
-pub(super) fn choose(cfg: &Config, initial_ns: bool, tracefs: &Tracefs) -> SyscallHooks {
+/// Why `-e`'s programs stay on the raw tracepoints (`-v` says it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum RawBecause {
+    Forced,
+    MayRun32Bit,
+    InPidNamespace,
+    NoPerfLinks,
+    ExecChosen,
+    KernelFrames,
+    Unnamed,
+    TooMany,
+    NoEvents,
+}
+
+impl RawBecause {
+    pub fn says(self) -> &'static str {
+        match self {
+            Self::Forced => "RTRACE_SYSCALL_HOOKS=raw",
+            Self::MayRun32Bit => {
+                "a target may run 32-bit code, whose calls have no syscall events (the whole system, or a 32-bit program)"
+            }
+            Self::InPidNamespace => "rtrace runs inside a pid namespace",
+            Self::NoPerfLinks => "this kernel has no BPF links on perf events (Linux 5.15)",
+            Self::ExecChosen => {
+                "an exec or rt_sigreturn is chosen (their reads need the registers)"
+            }
+            Self::KernelFrames => {
+                "the kernel's frames are asked for (--kernel-syscall-graph), which a syscall event's program does not get on Linux 6.1"
+            }
+            Self::Unnamed => "a chosen call has no name in this architecture's table",
+            Self::TooMany => "more than 16 calls are chosen",
+            Self::NoEvents => "a chosen call has no syscall events in this kernel",
+        }
+    }
+}
+
+/// Where the syscall programs run for `cfg` (see the module's head), and, on the raw
+/// tracepoints with `-e`, why.
+pub(super) fn choose(
+    cfg: &Config,
+    initial_ns: bool,
+    tracefs: &Tracefs,
+) -> (SyscallHooks, Option<RawBecause>) {
     let Some(nrs) = &cfg.selection else {
-        return SyscallHooks::Raw;
+        return (SyscallHooks::Raw, None);
     };
-    let wanted = match cfg.syscall_hooks {
-        HooksChoice::Raw => false,
-        HooksChoice::Events => true,
-        HooksChoice::Auto => runs_only_64bit_code(cfg),
-    };
-    // The links on perf events are Linux 5.15's.
-    if !wanted || !initial_ns || !aya::features().bpf_perf_link() {
-        return SyscallHooks::Raw;
+    match events(cfg, nrs, initial_ns, tracefs) {
+        Ok(events) => (SyscallHooks::Events(events), None),
+        Err(why) => (SyscallHooks::Raw, Some(why)),
+    }
+}
+
+fn events(
+    cfg: &Config,
+    nrs: &[u32],
+    initial_ns: bool,
+    tracefs: &Tracefs,
+) -> Result<Vec<SyscallEvents>, RawBecause> {
+    match cfg.syscall_hooks {
+        HooksChoice::Raw => return Err(RawBecause::Forced),
+        HooksChoice::Events => {}
+        HooksChoice::Auto if runs_only_64bit_code(cfg) => {}
+        HooksChoice::Auto => return Err(RawBecause::MayRun32Bit),
+    }
+    if !initial_ns {
+        return Err(RawBecause::InPidNamespace);
+    }
+    if cfg.call_graph.is_some_and(|g| g.kernel_syscalls) {
+        return Err(RawBecause::KernelFrames);
+    }
+    if !aya::features().bpf_perf_link() {
+        return Err(RawBecause::NoPerfLinks);
     }
     let mut names: Vec<(&str, u32)> = Vec::new();
     for &nr in nrs
         .iter()
         .filter(|&&nr| nr < trace_common::maps::COMPAT_BASE)
     {
-        let Some(name) = syscall_table::name(nr) else {
-            return SyscallHooks::Raw;
-        };
+        let name = syscall_table::name(nr).ok_or(RawBecause::Unnamed)?;
         if classes::is_exec(name) || name == "rt_sigreturn" {
-            return SyscallHooks::Raw;
+            return Err(RawBecause::ExecChosen);
         }
         names.push((syscall_table::event_name(name), nr));
     }
@@ -64,11 +121,11 @@ pub(super) fn choose(cfg: &Config, initial_ns: bool, tracefs: &Tracefs) -> Sysca
             continue;
         }
         if events.len() == EVENTS_AT_MOST {
-            return SyscallHooks::Raw;
+            return Err(RawBecause::TooMany);
         }
         let id = |side: &str| tracefs.event_id("syscalls", &format!("sys_{side}_{event}"));
         let (Some(enter), Some(exit)) = (id("enter"), id("exit")) else {
-            return SyscallHooks::Raw;
+            return Err(RawBecause::NoEvents);
         };
         events.push(SyscallEvents {
             nrs: vec![nr],
@@ -77,7 +134,7 @@ pub(super) fn choose(cfg: &Config, initial_ns: bool, tracefs: &Tracefs) -> Sysca
         });
         last = Some(event);
     }
-    SyscallHooks::Events(events)
+    Ok(events)
 }
 
 /// Whether every target is known to run 64-bit code: the command's file (or its

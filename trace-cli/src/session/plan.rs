@@ -45,7 +45,8 @@ impl<'c> Plan<'c> {
             .map_err(io_err("reading /proc/self/ns/pid"))?;
         features::require(!ns.is_initial())?;
         let kernel = lifecycle(cfg, exit_field)?;
-        let settings = settings(cfg, &ns, kernel, &tracefs, &tp_events)?;
+        let (hooks, raw_because) = super::hooks::choose(cfg, ns.is_initial(), &tracefs);
+        let settings = settings(cfg, &ns, kernel, hooks, &tp_events)?;
         let argv = match &cfg.targets {
             Targets::Workload(argv) => Some(argv),
             Targets::System { workload, .. } => workload.as_ref(),
@@ -62,6 +63,12 @@ impl<'c> Plan<'c> {
                 say!(
                     "rtrace: the syscall programs run on the chosen calls' own events ({} of them), no other call runs them; a 32-bit task's calls have none",
                     events.len()
+                );
+            }
+            if let Some(why) = raw_because {
+                say!(
+                    "rtrace: -e runs on the raw syscall tracepoints, which every call passes: {}",
+                    why.says()
                 );
             }
         }
@@ -132,7 +139,7 @@ fn settings(
     cfg: &Config,
     ns: &PidNs,
     (lifecycle, group_exit, fd_inodes, view): KernelFields,
-    tracefs: &Tracefs,
+    hooks: SyscallHooks,
     tp_events: &[TpEvent],
 ) -> Result<Settings, SessionError> {
     let (trace_all, filter_uid) = match &cfg.targets {
@@ -166,7 +173,7 @@ fn settings(
         cpu_filter: cfg.cpus.is_some(),
         verbose: cfg.verbose,
         exec_envp: cfg.envp,
-        hooks: super::hooks::choose(cfg, ns.is_initial(), tracefs),
+        hooks,
         cgroup: cfg
             .cgroup
             .as_deref()
