@@ -4,9 +4,10 @@
 //! waits for its grace periods, under one lock for all such events (`perf_trace_destroy`
 //! holds `event_mutex` across `tracepoint_synchronize_unregister`): tens of milliseconds
 //! an event, one after the other, and a process's exit waits for the closes of its fds.
-//! What makes a program stop is its BPF link, whose close is quick; so rtrace closes
-//! the links itself ([`super::cookie_link::CookieLink::detach`]), and the events, which
-//! no program runs on any more, are handed to a short-lived process of their own that
+//! Newer kernels (6.18 here) wait as long again at the last close of each BPF link
+//! (`perf_event_detach_bpf_prog` waits for a tasks-trace grace period).
+//! So rtrace first stops its programs from recording (the loader unchooses the calls)
+//! and hands the links and the events to a short-lived process of its own, which
 //! closes them while rtrace goes on and exits.
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -27,8 +28,9 @@ pub fn close_in_background(events: Vec<OwnedFd>) {
         return;
     }
     let [read_end, write_end] = pipe;
-    // SAFETY: the child makes only async-signal-safe calls (fork, setsid, close,
-    // close_range, read, _exit) on memory made before the fork, and never returns.
+    // SAFETY: the child makes only async-signal-safe calls (fork, setsid, signal,
+    // close, close_range, read, _exit) on memory made before the fork, and never
+    // returns.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
         // SAFETY: as above.
@@ -48,23 +50,33 @@ pub fn close_in_background(events: Vec<OwnedFd>) {
     }
 }
 
-/// The forked child: leaves the session (a terminal's ^C is not for it) and starts the
-/// closer, which keeps nothing but the events and the pipe's read end, waits for the
-/// pipe's end of file, closes the events and ends.
+/// The forked child: leaves the session (a terminal's ^C is not for it), keeps nothing
+/// but `keep` and the pipe (so that, once rtrace's wait for it returns, no process of
+/// rtrace's but rtrace holds its output), and starts the closer. It then drops its own
+/// copies before it ends, so that its exit makes no slow close. The closer takes the
+/// default action of the signals rtrace handles, waits for the pipe's end of file,
+/// closes `keep` and ends.
 unsafe fn closer(keep: &[RawFd], read_end: RawFd, write_end: RawFd) -> ! {
     // SAFETY: async-signal-safe calls on fds this process holds.
     unsafe {
         libc::setsid();
-        if libc::fork() != 0 {
-            libc::_exit(0);
-        }
-        libc::close(write_end);
         let mut from: RawFd = 0;
         for &fd in keep {
-            close_range(from, fd - 1, read_end);
+            close_range(from, fd - 1, read_end, write_end);
             from = fd + 1;
         }
-        close_range(from, RawFd::MAX, read_end);
+        close_range(from, RawFd::MAX, read_end, write_end);
+        if libc::fork() != 0 {
+            for &fd in keep {
+                libc::close(fd);
+            }
+            libc::close(write_end);
+            libc::_exit(0);
+        }
+        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+            libc::signal(signal, libc::SIG_DFL);
+        }
+        libc::close(write_end);
         let mut byte = 0u8;
         while libc::read(read_end, (&raw mut byte).cast(), 1) < 0
             && *libc::__errno_location() == libc::EINTR
@@ -76,8 +88,8 @@ unsafe fn closer(keep: &[RawFd], read_end: RawFd, write_end: RawFd) -> ! {
     }
 }
 
-/// Closes the fds `first..=last`, but `spare`.
-unsafe fn close_range(first: RawFd, last: RawFd, spare: RawFd) {
+/// Closes the fds `first..=last`, but the two `spare`s.
+unsafe fn close_range(first: RawFd, last: RawFd, spare: RawFd, spare2: RawFd) {
     let span = |a: RawFd, b: RawFd| {
         if a <= b {
             // SAFETY: close_range on fds of this process; a failure leaves them open,
@@ -85,10 +97,15 @@ unsafe fn close_range(first: RawFd, last: RawFd, spare: RawFd) {
             unsafe { libc::syscall(libc::SYS_close_range, a as u32, b as u32, 0u32) };
         }
     };
-    if (first..=last).contains(&spare) {
-        span(first, spare - 1);
-        span(spare + 1, last);
-    } else {
-        span(first, last);
+    let (lo, hi) = (spare.min(spare2), spare.max(spare2));
+    let mut from = first;
+    for s in [lo, hi] {
+        if (from..=last).contains(&s) {
+            span(from, s - 1);
+            from = s + 1;
+        }
+    }
+    if from <= last {
+        span(from, last);
     }
 }

@@ -370,6 +370,11 @@ pub fn attach_syscalls(
         }
         SyscallHooks::Events(events) => {
             use std::os::fd::AsFd;
+            // Known before any attach, so that a failure halfway still unchooses the
+            // calls whose links were made.
+            links
+                .chosen
+                .extend(events.iter().flat_map(|e| e.nrs.iter().copied()));
             let [enter, exit] = hooks.programs();
             for (name, id_of) in [
                 (enter, (|e| e.enter) as fn(&SyscallEvents) -> u64),
@@ -385,9 +390,6 @@ pub fn attach_syscalls(
                     links.syscalls.push(link);
                 }
             }
-            links
-                .chosen
-                .extend(events.iter().flat_map(|e| e.nrs.iter().copied()));
         }
     }
     Ok(())
@@ -506,7 +508,7 @@ fn unload(prog: &mut aya::programs::Program) {
 /// each): so the calls are unchosen first (`CLASS_SELECTED` cleared), after which the
 /// programs send nothing, and the links and events are released in the background
 /// ([`super::event_release`]). `-e cat:name`'s events, whose programs have no such
-/// switch, are released here, in parallel.
+/// switch, are released here (the kernel releases them one at a time).
 pub fn detach_syscalls(bpf: &mut Ebpf, links: &mut EventLinks) {
     let chosen = std::mem::take(&mut links.chosen);
     let unchosen = unchoose(bpf, &chosen).is_ok();

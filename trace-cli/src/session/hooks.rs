@@ -2,12 +2,14 @@
 //! of every task passes through, or on the chosen calls' own events
 //! (`syscalls:sys_enter_openat`…), where the other calls run no program at all.
 //!
-//! The events are the default wherever rtrace can tell they show what the raw
-//! tracepoints would: rtrace in the initial pid namespace (a child is followed at fork
-//! there, and its pid is the kernel's); no exec chosen (its reads need the registers)
-//! nor rt_sigreturn; every chosen call has both events; and, as the kernel sends no
-//! syscall event for a 32-bit task's calls, every target known to run 64-bit code
-//! (the command's file, each `-p`/`-t` task's).
+//! The events are the default where rtrace can tell, at start, that they show what
+//! the raw tracepoints would: rtrace in the initial pid namespace (a child is followed
+//! at fork there, and its pid is the kernel's); no exec chosen (its reads need the
+//! registers) nor rt_sigreturn; every chosen call has both events; no kernel frames
+//! asked for; and, as the kernel sends no syscall event for a 32-bit task's calls, a
+//! 64-bit call chosen and every target known to run 64-bit code (the command's file,
+//! each `-p`/`-t` task's). A 64-bit target that later execs a 32-bit program is not
+//! seen (docs/limits.md).
 
 use std::{fs::File, io::Read, path::Path};
 
@@ -34,6 +36,7 @@ pub(super) enum RawBecause {
     InPidNamespace,
     NoPerfLinks,
     ExecChosen,
+    OnlyCompat,
     KernelFrames,
     Unnamed,
     TooMany,
@@ -48,10 +51,13 @@ impl RawBecause {
                 "a target may run 32-bit code, whose calls have no syscall events (the whole system, or a 32-bit program)"
             }
             Self::InPidNamespace => "rtrace runs inside a pid namespace",
-            Self::NoPerfLinks => "this kernel has no BPF links on perf events (Linux 5.15)",
+            Self::NoPerfLinks => {
+                "this kernel has no BPF links on perf events (they came with Linux 5.15)"
+            }
             Self::ExecChosen => {
                 "an exec or rt_sigreturn is chosen (their reads need the registers)"
             }
+            Self::OnlyCompat => "the chosen calls are 32-bit ones, which have no syscall events",
             Self::KernelFrames => {
                 "the kernel's frames are asked for (--kernel-syscall-graph), which a syscall event's program does not get on Linux 6.1"
             }
@@ -109,6 +115,9 @@ fn events(
             return Err(RawBecause::ExecChosen);
         }
         names.push((syscall_table::event_name(name), nr));
+    }
+    if names.is_empty() {
+        return Err(RawBecause::OnlyCompat);
     }
     names.sort_unstable();
     names.dedup();
