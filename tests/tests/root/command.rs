@@ -779,36 +779,13 @@ fn the_events_are_released_behind_rtrace_without_its_output() {
         "rtrace's output is held after it exited: {holders:?}"
     );
     drop(stdout);
-    let bin = std::fs::canonicalize(rtrace_tests::rtrace_bin()).unwrap();
-    let rtraces = || {
-        std::fs::read_dir("/proc")
-            .unwrap()
-            .flatten()
-            .filter(|e| {
-                let p = e.path();
-                std::fs::read_link(p.join("exe")).ok().as_deref() == Some(bin.as_path())
-                    && String::from_utf8_lossy(
-                        &std::fs::read(p.join("cmdline")).unwrap_or_default(),
-                    )
-                    .contains(marker)
-            })
-            .count()
-    };
-    let programs = || {
-        aya::programs::loaded_programs()
-            .filter_map(Result::ok)
-            .filter(|p| {
-                p.name_as_str().is_some_and(|n| {
-                    n.starts_with("sys_enter_event") || n.starts_with("sys_exit_event")
-                })
-            })
-            .count()
-    };
+    use super::held::{rtrace_processes_with, rtrace_programs};
     assert!(
-        rtrace_tests::wait_for(Duration::from_secs(10), || rtraces() == 0
-            && programs() == 0),
-        "after rtrace: {} of its processes, {} of its event programs",
-        rtraces(),
-        programs()
+        rtrace_tests::wait_for(Duration::from_secs(10), || {
+            rtrace_processes_with(marker).is_empty() && rtrace_programs().is_empty()
+        }),
+        "after rtrace: its processes {:?}, its programs {:?}",
+        rtrace_processes_with(marker),
+        rtrace_programs()
     );
 }

@@ -11,7 +11,7 @@ use std::{
 use rtrace_tests::{Bg, bpf_ready, rtrace, rtrace_bin, run, scratch_dir, wait_for};
 
 /// Processes still running the rtrace binary whose command line holds `marker`.
-fn rtrace_processes_with(marker: &str) -> Vec<u32> {
+pub(crate) fn rtrace_processes_with(marker: &str) -> Vec<u32> {
     let bin = fs::canonicalize(rtrace_bin()).unwrap();
     let mut found = Vec::new();
     for e in fs::read_dir("/proc").unwrap().flatten() {
@@ -29,7 +29,7 @@ fn rtrace_processes_with(marker: &str) -> Vec<u32> {
 }
 
 /// Names of the loaded BPF programs that are rtrace's (the kernel keeps 15 bytes).
-fn rtrace_programs() -> Vec<String> {
+pub(crate) fn rtrace_programs() -> Vec<String> {
     const OURS: [&str; 5] = [
         "sys_enter",
         "sys_exit",

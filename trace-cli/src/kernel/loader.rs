@@ -427,6 +427,15 @@ pub fn attach_faults(
     Ok(())
 }
 
+/// The array map `name`, to read and write.
+fn array_mut<'a, V: aya::Pod>(
+    bpf: &'a mut Ebpf,
+    name: &'static str,
+) -> Result<Array<&'a mut MapData, V>, LoadError> {
+    let map = bpf.map_mut(name).ok_or(LoadError::MissingMap(name))?;
+    Array::try_from(map).map_err(|source| LoadError::MapWrite { name, source })
+}
+
 /// Sets entries of the array map `name`. Indexes past the map are left out: nothing
 /// in the kernel can ask for them.
 fn write_array<V: aya::Pod>(
@@ -434,9 +443,7 @@ fn write_array<V: aya::Pod>(
     name: &'static str,
     entries: impl IntoIterator<Item = (u32, V)>,
 ) -> Result<(), LoadError> {
-    let map = bpf.map_mut(name).ok_or(LoadError::MissingMap(name))?;
-    let mut array: Array<&mut MapData, V> =
-        Array::try_from(map).map_err(|source| LoadError::MapWrite { name, source })?;
+    let mut array = array_mut::<V>(bpf, name)?;
     let len = array.len();
     for (index, value) in entries.into_iter().filter(|(i, _)| *i < len) {
         array
@@ -463,9 +470,7 @@ pub fn write_aug_plans(
 fn unchoose(bpf: &mut Ebpf, nrs: &[u32]) -> Result<(), LoadError> {
     use trace_common::maps::CLASS_SELECTED;
     let name = SYSCALL_CLASS;
-    let map = bpf.map_mut(name).ok_or(LoadError::MissingMap(name))?;
-    let mut array: Array<&mut MapData, u32> =
-        Array::try_from(map).map_err(|source| LoadError::MapWrite { name, source })?;
+    let mut array = array_mut::<u32>(bpf, name)?;
     for &nr in nrs {
         let class = array
             .get(&nr, 0)
