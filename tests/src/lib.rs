@@ -9,6 +9,7 @@ use std::{
     ffi::OsStr,
     fmt, fs,
     io::Read,
+    os::unix::process::CommandExt,
     path::PathBuf,
     process::{Child, Command, ExitStatus, Stdio},
     thread,
@@ -123,12 +124,27 @@ pub fn parse_line(l: &str) -> Option<Line<'_>> {
 }
 
 /// The rtrace binary, apart from the tester's own settings: no perf config file (perf's
-/// own tests set `PERF_CONFIG` too), no colour forced or refused by the environment.
+/// own tests set `PERF_CONFIG` too), no colour forced or refused by the environment, and
+/// the stopping signals at their defaults, as a terminal gives them. Started as a
+/// script's background job (`cargo test ... &`, a CI runner's `setsid sh -c`), the tests
+/// inherit SIGINT and SIGQUIT ignored; rtrace rightly hands that on to its command, which
+/// then outlives a relayed SIGINT, and every test that stops a command with one failed.
+/// A test that wants a signal ignored sets it in its own `pre_exec`, which runs after
+/// this one.
 pub fn rtrace() -> Command {
     let mut c = Command::new(rtrace_bin());
     c.env("PERF_CONFIG", "/dev/null")
         .env_remove("CLICOLOR_FORCE")
         .env_remove("NO_COLOR");
+    // SAFETY: only signal(2), async-signal-safe, between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
     c
 }
 
@@ -148,7 +164,6 @@ fn describe(cmd: &Command) -> String {
 pub fn one_layout(cmd: &mut Command) -> &mut Command {
     #[cfg(target_arch = "aarch64")]
     {
-        use std::os::unix::process::CommandExt;
         // SAFETY: personality() only sets a flag of this (forked, not yet exec'd) process.
         unsafe {
             cmd.pre_exec(|| {

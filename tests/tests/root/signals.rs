@@ -3,7 +3,6 @@
 //! was interrupted while starting.
 
 use std::{
-    os::unix::process::CommandExt,
     process::Stdio,
     thread,
     time::{Duration, Instant},
@@ -34,19 +33,11 @@ fn a_stop_signal_to_rtrace_alone_reaches_its_command() {
         if summary {
             args.insert(0, "-s");
         }
-        // Each signal's default disposition, as a terminal gives it: under `nohup`
-        // (SIGHUP ignored, inherited by rtrace and so by its command) the relayed
-        // SIGHUP would rightly leave the command running.
+        // rtrace() starts it with each signal's default disposition, as a terminal
+        // gives it: under `nohup` (SIGHUP ignored, inherited by rtrace and so by its
+        // command) the relayed SIGHUP would rightly leave the command running.
         let mut cmd = rtrace();
         cmd.arg("-v").args(&args);
-        // SAFETY: signal() only resets a disposition of this forked, not yet exec'd,
-        // process.
-        unsafe {
-            cmd.pre_exec(move || {
-                libc::signal(sig, libc::SIG_DFL);
-                Ok(())
-            });
-        }
         let t = Tracer::start_cmd(cmd);
         thread::sleep(Duration::from_millis(200));
         let sent = Instant::now();
