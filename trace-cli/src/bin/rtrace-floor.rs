@@ -1,13 +1,23 @@
-//! `rtrace-floor count|duration|openat -- COMMAND [ARGS]`: runs COMMAND with one of the
-//! floor programs attached (trace-ebpf's `floors.rs`: hooks that do next to nothing),
+//! `rtrace-floor count|duration|openat|ring -- COMMAND [ARGS]`: runs COMMAND with one of
+//! the floor programs attached (trace-ebpf's `floors.rs`: hooks that do next to nothing),
 //! then says how many events they saw. `cargo xtask bench` runs it to show what the
-//! hooks cost by themselves, beside what rtrace costs on the same hooks.
+//! hooks cost by themselves, beside what rtrace costs on the same hooks. For `ring`, a
+//! thread takes the records from the ring every millisecond and looks at none of them:
+//! what is left of rtrace's reader without its decoding and printing.
 
-use std::process::{Command, ExitCode};
+use std::{
+    process::{Command, ExitCode},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    thread,
+    time::Duration,
+};
 
 use aya::{
     Ebpf, EbpfLoader,
-    maps::PerCpuArray,
+    maps::{MapData, PerCpuArray, RingBuf},
     programs::{RawTracePoint, TracePoint},
 };
 
@@ -15,7 +25,7 @@ static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/tr
 
 type Error = Box<dyn std::error::Error>;
 
-const USAGE: &str = "usage: rtrace-floor count|duration|openat -- COMMAND [ARGS]";
+const USAGE: &str = "usage: rtrace-floor count|duration|openat|ring -- COMMAND [ARGS]";
 
 fn main() -> ExitCode {
     match run() {
@@ -60,7 +70,7 @@ fn run() -> Result<ExitCode, Error> {
     // user-space type in aya.
     let mut bpf = EbpfLoader::new().allow_unsupported_maps().load(OBJECT)?;
     match kind {
-        "count" | "duration" => {
+        "count" | "duration" | "ring" => {
             attach_raw(&mut bpf, &format!("floor_{kind}_enter"), "sys_enter")?;
             attach_raw(&mut bpf, &format!("floor_{kind}_exit"), "sys_exit")?;
         }
@@ -70,10 +80,20 @@ fn run() -> Result<ExitCode, Error> {
         }
         _ => return Err(USAGE.into()),
     }
+    let reader = if kind == "ring" {
+        let map = bpf
+            .take_map(trace_common::maps::EVENTS)
+            .ok_or("no ring map in the object")?;
+        Some(Reader::start(RingBuf::try_from(map)?))
+    } else {
+        None
+    };
     let status = Command::new(&command[0])
         .args(&command[1..])
         .status()
-        .map_err(|e| format!("running {}: {e}", command[0]))?;
+        .map_err(|e| format!("running {}: {e}", command[0]));
+    let taken = reader.map(Reader::finish);
+    let status = status?;
     let counts: PerCpuArray<_, u64> = PerCpuArray::try_from(
         bpf.map("floor_counts")
             .ok_or("no map floor_counts in the object")?,
@@ -84,7 +104,47 @@ fn run() -> Result<ExitCode, Error> {
         sum(0)?,
         sum(1)?
     );
+    if let Some(taken) = taken {
+        eprintln!(
+            "rtrace-floor: {taken} records taken from the ring, {} not sent (the ring was full)",
+            sum(2)?
+        );
+    }
     Ok(ExitCode::from(
         status.code().unwrap_or(1).clamp(0, 255) as u8
     ))
+}
+
+/// The ring floor's reader: a thread that empties the ring every millisecond.
+struct Reader {
+    done: Arc<AtomicBool>,
+    thread: thread::JoinHandle<u64>,
+}
+
+impl Reader {
+    fn start(mut ring: RingBuf<MapData>) -> Reader {
+        let done = Arc::new(AtomicBool::new(false));
+        let seen = done.clone();
+        let thread = thread::spawn(move || {
+            let mut taken = 0u64;
+            loop {
+                // Read once more after the command's end: what it sent last is there.
+                let last = seen.load(Ordering::Acquire);
+                while ring.next().is_some() {
+                    taken += 1;
+                }
+                if last {
+                    return taken;
+                }
+                thread::sleep(Duration::from_millis(1));
+            }
+        });
+        Reader { done, thread }
+    }
+
+    /// How many records the thread took, once it has read the last of them.
+    fn finish(self) -> u64 {
+        self.done.store(true, Ordering::Release);
+        self.thread.join().unwrap_or(0)
+    }
 }

@@ -1,7 +1,8 @@
 //! `cargo xtask bench`: what tracing costs, measured on whole commands and written to
 //! BENCHMARKS.md. Five workloads (a syscall storm; a getppid storm from one thread and
 //! from four, each timing its own calls; a fork storm; a file walk) run untraced,
-//! under the floors (hooks that do next to nothing: `rtrace-floor`), under rtrace (a
+//! under the floors (hooks that do next to nothing, or only send each call to user
+//! space: `rtrace-floor`), under rtrace (a
 //! full trace to a file, `-s`, `-e` of a call the workload never makes, page faults
 //! alone, syscalls with their call chains), under perf trace (the same but `-e`) and
 //! strace (on a 10× smaller storm: they are that much slower, and their ratio is
@@ -143,10 +144,11 @@ impl Tracer {
 const FAULTS: &[&str] = &["-F", "all", "--no-syscalls"];
 const CHAINS: &[&str] = &["--call-graph", "fp"];
 
-const TRACERS: [Tracer; 20] = [
+const TRACERS: [Tracer; 21] = [
     Tracer::Untraced,
     Tracer::Floor("count"),
     Tracer::Floor("duration"),
+    Tracer::Floor("ring"),
     Tracer::Floor("openat"),
     Tracer::Rtrace(&[]),
     Tracer::Rtrace(&["-s"]),
@@ -325,10 +327,13 @@ fn events(tracer: Tracer, out: &Path, stderr: &Path) -> (Option<u64>, Option<u64
         Some((n, text))
     };
     match tracer {
-        Tracer::Floor(_) => (
-            report::floor_events(&fs::read_to_string(stderr).unwrap_or_default()),
-            None,
-        ),
+        Tracer::Floor(kind) => {
+            let said = fs::read_to_string(stderr).unwrap_or_default();
+            let lost = (kind == "ring")
+                .then(|| report::floor_not_sent(&said))
+                .flatten();
+            (report::floor_events(&said), lost)
+        }
         Tracer::Rtrace(a) | Tracer::RtraceStatic(a) | Tracer::Perf(a)
             if a.is_empty() || a == FAULTS || a == CHAINS =>
         {
@@ -540,7 +545,11 @@ pub fn bench(o: Options) -> Result<()> {
          size; \"start-up out\" first takes away the tracer's own median on `/bin/true` \
          (loading, attaching, detaching), leaving the cost per syscall. Events: lines \
          written (rtrace, perf trace, strace) or hook runs counted (floors); lost: \
-         `LOST N events!`. Peak RSS: the largest process of the tracer's tree. \
+         `LOST N events!` (the ring floor: records that found its ring full). The ring \
+         floor is the duration floor plus a record of rtrace's size through rtrace's \
+         ring at each exit, which a thread of `rtrace-floor` takes every millisecond \
+         and throws away: what any tracer that shows every call pays before it \
+         decodes or prints one. Peak RSS: the largest process of the tracer's tree. \
          \"Per call × untraced, its own clock\": the storms that time themselves say \
          how long each call took as the program felt it (vDSO clock around its loop, \
          median of the runs), traced over untraced: no tracer's start-up, exit or \

@@ -132,6 +132,15 @@ pub fn loop_ns_per_call(stderr: &str) -> Option<f64> {
         .ok()
 }
 
+/// The records `rtrace-floor ring` could not send (its ring was full).
+pub fn floor_not_sent(stderr: &str) -> Option<u64> {
+    let line = stderr
+        .lines()
+        .find(|l| l.ends_with("(the ring was full)"))?;
+    let (_, after) = line.split_once(" records taken from the ring, ")?;
+    after.split_whitespace().next()?.parse().ok()
+}
+
 /// What `rtrace-floor` said it counted.
 pub fn floor_events(stderr: &str) -> Option<u64> {
     stderr
@@ -218,5 +227,16 @@ mod tests {
             Some(4000123)
         );
         assert_eq!(floor_events("other\n"), None);
+        assert_eq!(
+            floor_not_sent(
+                "rtrace-floor: 4000968 events, 18 ns inside calls\n\
+                 rtrace-floor: 2001273 records taken from the ring, 17 not sent (the ring was full)\n"
+            ),
+            Some(17)
+        );
+        assert_eq!(
+            floor_not_sent("rtrace-floor: 4000968 events, 18 ns inside calls\n"),
+            None
+        );
     }
 }
