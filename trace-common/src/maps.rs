@@ -99,7 +99,10 @@ pub const COUNTER_STATS_LOST: u32 = 3;
 /// Children of traced tasks that could not be followed: they run in a pid namespace
 /// that rtrace's own cannot see into.
 pub const COUNTER_LOST_UNSEEN: u32 = 4;
-pub const COUNTER_SLOTS: u32 = 5;
+/// Execs of a 32-bit program (i386, AArch32) by traced tasks: the per-syscall events
+/// `-e` may run on see none of its calls.
+pub const COUNTER_COMPAT_EXECS: u32 = 5;
+pub const COUNTER_SLOTS: u32 = 6;
 
 /// `pids_to_trace` value bit: the task is traced.
 pub const TRACE_ON: u32 = 1;
@@ -202,6 +205,9 @@ pub mod globals {
     /// u32: byte offset of `linux_binprm.filename`, from the kernel's BTF (the exec that
     /// `sched_process_exec` passes).
     pub const BPRM_FILENAME_OFF: &str = "BPRM_FILENAME_OFF";
+    /// u32: byte offset of `linux_binprm.buf`, the first bytes of the file an exec runs
+    /// (its ELF header), from the kernel's BTF.
+    pub const BPRM_BUF_OFF: &str = "BPRM_BUF_OFF";
     /// u32: 1 sends the environment a successful execve's program received (`--envp`).
     pub const EXEC_ENVP: &str = "EXEC_ENVP";
     /// u64: unread bytes in the ring buffer past which a record wakes a sleeping reader

@@ -11,16 +11,16 @@ use aya_ebpf::{
 };
 use aya_log_ebpf::{debug, warn};
 use trace_common::maps::{
-    CLASS_VFORK, COUNTER_LOST_HANDOFF, COUNTER_LOST_TASKS, FILTER_UNTIL_EXEC, GROUP_EXIT_FIELD,
-    GROUP_EXIT_LIVE, HANDOFFS_GIVEN, HANDOFFS_SETTLED, TRACE_ARM_ON_EXEC,
+    CLASS_VFORK, COUNTER_COMPAT_EXECS, COUNTER_LOST_HANDOFF, COUNTER_LOST_TASKS, FILTER_UNTIL_EXEC,
+    GROUP_EXIT_FIELD, GROUP_EXIT_LIVE, HANDOFFS_GIVEN, HANDOFFS_SETTLED, TRACE_ARM_ON_EXEC,
 };
 
 use crate::{
     maps::{
-        BPRM_FILENAME_OFF, FOLLOW_AT_FORK, FORK_HANDOFF, GROUP_EXIT_BY, INFLIGHT, INHERIT,
-        KEY_BY_TID, PIDNS_INO, PIDS_FILTERED, PIDS_TO_TRACE, SIGNAL_LIVE_OFF, TASK_PID_OFF,
-        TASK_SIGNAL_OFF, TASK_TGID_OFF, TRACE_ALL, bump, filtered_remove, handoffs_bump,
-        handoffs_waiting, trace_insert, trace_remove,
+        BPRM_BUF_OFF, BPRM_FILENAME_OFF, FOLLOW_AT_FORK, FORK_HANDOFF, GROUP_EXIT_BY, INFLIGHT,
+        INHERIT, KEY_BY_TID, PIDNS_INO, PIDS_FILTERED, PIDS_TO_TRACE, SIGNAL_LIVE_OFF,
+        TASK_PID_OFF, TASK_SIGNAL_OFF, TASK_TGID_OFF, TRACE_ALL, bump, filtered_remove,
+        handoffs_bump, handoffs_waiting, trace_insert, trace_remove,
     },
     summary,
     syscalls::{emit_vfork_child, waits_for_its_child},
@@ -233,11 +233,14 @@ fn on_exec(ctx: &RawTracePointContext) -> Option<()> {
     {
         let _ = trace_insert(ids.trace_key(), flags & !TRACE_ARM_ON_EXEC, 0);
     }
+    crate::task::target_flags(&ids)?;
+    let bprm = ctx.arg::<*const u8>(2);
+    if runs_32_bit(bprm) {
+        bump(COUNTER_COMPAT_EXECS);
+    }
     if !crate::summary::wants_records() {
         return None;
     }
-    crate::task::target_flags(&ids)?;
-    let bprm = ctx.arg::<*const u8>(2);
     // SAFETY: a probe read of `const char *filename` at its offset in this kernel's
     // linux_binprm.
     let src = unsafe {
@@ -249,6 +252,29 @@ fn on_exec(ctx: &RawTracePointContext) -> Option<()> {
     .ok()?;
     crate::augment::keep_exec_file(kernel_tid, src);
     Some(())
+}
+
+/// Whether the program an exec runs is a 32-bit ELF for the 32-bit side of this
+/// machine (i386 or ARM), read from the header the kernel loaded it from
+/// (`linux_binprm.buf`; for a script, its interpreter's).
+#[inline(always)]
+fn runs_32_bit(bprm: *const u8) -> bool {
+    const EM_386: u16 = 3;
+    const EM_ARM: u16 = 40;
+    // SAFETY: a probe read of the header's first 20 bytes (ident, type, machine) at
+    // `buf`'s offset in this kernel's linux_binprm.
+    let Ok(h) = (unsafe {
+        bpf_probe_read_kernel(bprm.add(BPRM_BUF_OFF.load() as usize).cast::<[u8; 20]>())
+    }) else {
+        return false;
+    };
+    let machine = u16::from_le_bytes([h[18], h[19]]);
+    h[0] == 0x7f
+        && h[1] == b'E'
+        && h[2] == b'L'
+        && h[3] == b'F'
+        && h[4] == 1
+        && (machine == EM_386 || machine == EM_ARM)
 }
 
 /// A thread other than the leader exec'd: the kernel has killed the old leader and

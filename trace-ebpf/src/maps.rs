@@ -173,6 +173,8 @@ pub static SIGNAL_LIVE_OFF: Global<u32> = Global::new(0);
 #[unsafe(no_mangle)]
 pub static BPRM_FILENAME_OFF: Global<u32> = Global::new(0);
 #[unsafe(no_mangle)]
+pub static BPRM_BUF_OFF: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
 pub static WAKEUP_BYTES: Global<u64> = Global::new(1 << 20);
 #[unsafe(no_mangle)]
 pub static EXEC_ENVP: Global<u32> = Global::new(0);

@@ -478,6 +478,35 @@ fn a_32_bit_program_is_decoded_with_its_own_table() {
         3,
         "{e}"
     );
+    // A 64-bit shell's `-e` runs on the events, and the 32-bit program it starts makes
+    // calls they never see: rtrace says so at the end, as it cannot show them.
+    let script = format!("{}; {}; true", bin.display(), bin.display());
+    let shell = run(
+        rtrace().args(["-e", "getppid", "--", "sh", "-c", &script]),
+        LIMIT,
+    );
+    assert_eq!(shell.code(), Some(0), "{shell}");
+    assert!(
+        shell.stderr.lines().any(|l| l
+            == "rtrace: 2 execs of a 32-bit program by traced tasks: their calls are not shown, as -e ran on the chosen calls' own events, which the kernel sends for 64-bit calls only (RTRACE_SYSCALL_HOOKS=raw shows them)"),
+        "{shell}"
+    );
+    // On the raw tracepoints they are shown, and nothing is said.
+    let raw = run(
+        rtrace()
+            .env("RTRACE_SYSCALL_HOOKS", "raw")
+            .args(["-e", "getppid", "--", "sh", "-c", &script]),
+        LIMIT,
+    );
+    let from_bin = |r: &Run| {
+        r.stderr
+            .lines()
+            .filter_map(parse_line)
+            .filter(|l| l.name == "getppid" && l.comm != "sh")
+            .count()
+    };
+    assert_eq!(from_bin(&raw), 6, "{raw}");
+    assert!(!raw.stderr.contains("32-bit program"), "{raw}");
     let s = run(rtrace().args(["-s", "--"]).arg(&bin), LIMIT);
     assert!(
         s.stderr

@@ -259,12 +259,15 @@ impl GroupLiveOffsets {
 }
 
 /// The fields the lifecycle programs read from what their raw tracepoints pass: the
-/// forked child's `pid` and `tgid`, and the path an exec runs (`linux_binprm.filename`).
+/// forked child's `pid` and `tgid`, and the path an exec runs (`linux_binprm.filename`)
+/// and the header of its file (`buf`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LifecycleOffsets {
     pub task_pid: u32,
     pub task_tgid: u32,
     pub bprm_filename: u32,
+    /// `linux_binprm.buf`: the first bytes of the file exec'd (its ELF header).
+    pub bprm_buf: u32,
     /// `task_struct.start_boottime` (5.5 and later; `real_start_time` before).
     pub task_start: u32,
 }
@@ -275,6 +278,7 @@ impl LifecycleOffsets {
             task_pid: btf.offset_of("task_struct", &["pid"])?,
             task_tgid: btf.offset_of("task_struct", &["tgid"])?,
             bprm_filename: btf.offset_of("linux_binprm", &["filename"])?,
+            bprm_buf: btf.offset_of("linux_binprm", &["buf"])?,
             task_start: btf
                 .offset_of("task_struct", &["start_boottime"])
                 .or_else(|_| btf.offset_of("task_struct", &["real_start_time"]))?,

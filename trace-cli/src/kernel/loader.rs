@@ -200,6 +200,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .override_global(globals::TASK_SIGNAL_OFF, &live.task_signal, true)
         .override_global(globals::SIGNAL_LIVE_OFF, &live.signal_live, true)
         .override_global(globals::BPRM_FILENAME_OFF, &s.lifecycle.bprm_filename, true)
+        .override_global(globals::BPRM_BUF_OFF, &s.lifecycle.bprm_buf, true)
         .override_global(globals::WAKEUP_BYTES, &wakeup, true)
         .override_global(globals::SUMMARY_FLAGS, &s.summary_flags, true)
         .override_global(globals::SELECTIVE, &selective, true)

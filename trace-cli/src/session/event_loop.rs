@@ -18,9 +18,9 @@ use tokio::{
     time::{Interval, MissedTickBehavior},
 };
 use trace_common::maps::{
-    COUNTER_DROPPED, COUNTER_LOST_HANDOFF, COUNTER_LOST_TASKS, COUNTER_LOST_UNSEEN,
-    COUNTER_STATS_LOST, COUNTERS, EVENTS, HANDOFFS, HANDOFFS_GIVEN, HANDOFFS_SETTLED,
-    PIDS_TO_TRACE, READER_ASLEEP,
+    COUNTER_COMPAT_EXECS, COUNTER_DROPPED, COUNTER_LOST_HANDOFF, COUNTER_LOST_TASKS,
+    COUNTER_LOST_UNSEEN, COUNTER_STATS_LOST, COUNTERS, EVENTS, HANDOFFS, HANDOFFS_GIVEN,
+    HANDOFFS_SETTLED, PIDS_TO_TRACE, READER_ASLEEP,
 };
 
 use crate::{
@@ -494,6 +494,7 @@ impl Reader<'_> {
                 unseen: counter_sum(&counters, COUNTER_LOST_UNSEEN),
             },
             stats_lost: counter_sum(&counters, COUNTER_STATS_LOST),
+            compat_execs: counter_sum(&counters, COUNTER_COMPAT_EXECS),
         })
     }
 }
@@ -577,6 +578,8 @@ pub(super) struct LostTasks {
 pub(super) struct Ended {
     pub lost: LostTasks,
     pub stats_lost: u64,
+    /// Execs of a 32-bit program by traced tasks.
+    pub compat_execs: u64,
 }
 
 /// The programs' per-CPU counters (`COUNTER_*`: records dropped, tasks lost…).

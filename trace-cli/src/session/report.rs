@@ -8,7 +8,10 @@ use trace_common::maps::{FORK_HANDOFF, PIDS_TO_TRACE};
 
 use crate::{
     config::Config,
-    kernel::{loader::Settings, stats_maps},
+    kernel::{
+        loader::{Settings, SyscallHooks},
+        stats_maps,
+    },
     output::{self, Sink, summary::SummaryOptions},
 };
 
@@ -105,6 +108,17 @@ pub(super) fn losses(folded_threads: u64, ended: &Ended, settings: &Settings) {
             "rtrace: {} syscalls are missing from the summary: its maps were full (they hold {} thread and syscall pairs; raise RTRACE_SUMMARY_ENTRIES)",
             ended.stats_lost,
             settings.summary_entries
+        );
+    }
+    // The kernel sends the per-syscall events for 64-bit calls only: a traced task that
+    // went on to run a 32-bit program (rtrace chose the events for a 64-bit command)
+    // made calls that no line shows.
+    if ended.compat_execs > 0 && matches!(settings.hooks, SyscallHooks::Events(_)) {
+        let n = ended.compat_execs;
+        say!(
+            "rtrace: {n} exec{} of a 32-bit program by traced tasks: {} calls are not shown, as -e ran on the chosen calls' own events, which the kernel sends for 64-bit calls only (RTRACE_SYSCALL_HOOKS=raw shows them)",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "its" } else { "their" },
         );
     }
     for (count, why) in [
