@@ -271,100 +271,179 @@ fn share(root: &Path, cache: &Path, bins: &Binaries) -> Result<Shared> {
     }
 }
 
-/// Runs the tests in a VM per target, each with its architecture's binaries.
-pub fn run_matrix(root: &Path, targets: &[&'static Target], bins: &[Binaries]) -> Result<()> {
-    let cache = root.join("target/kernels");
-    let mut rows = Vec::new();
-    for t in targets {
-        let dir = cache.join("run").join(t.name);
+/// A guest ready to boot: its kernel, initramfs and shared root.
+struct Job {
+    target: &'static Target,
+    expected: Option<usize>,
+    dir: PathBuf,
+    log: PathBuf,
+    /// The kernel's package and version, as the matrix names it.
+    name: String,
+    release: String,
+    vmlinuz: PathBuf,
+    initrd: PathBuf,
+    root: PathBuf,
+}
+
+/// Fetches `t`'s kernel, shares its architecture's binaries and builds its initramfs;
+/// on failure, the console log's path with the error (for the matrix's row).
+fn prepare(
+    root: &Path,
+    cache: &Path,
+    t: &'static Target,
+    bins: &[Binaries],
+) -> std::result::Result<Job, (PathBuf, anyhow::Error)> {
+    let dir = cache.join("run").join(t.name);
+    let log = dir.join("console.log");
+    let job = (|| {
         fs::create_dir_all(&dir)?;
-        let log = dir.join("console.log");
-        let started = Instant::now();
-        let prepared = (|| {
-            let b = bins
-                .iter()
-                .find(|b| b.arch == t.arch)
-                .with_context(|| format!("no binaries built for {}", t.arch.name))?;
-            let shared = share(root, &cache, b)?;
-            let kernel = kernel_fetch::fetch(&cache, t.series, t.arch)?;
-            Ok::<_, anyhow::Error>((b, shared, kernel))
-        })();
-        let (b, shared, kernel) = match prepared {
-            Ok(p) => p,
-            Err(e) => {
-                rows.push(Row {
-                    series: t.name,
-                    expected: None,
-                    kernel: "?".into(),
-                    fetch: started.elapsed(),
-                    outcome: Err(e.context("preparing the guest")),
-                    log,
-                });
-                continue;
-            }
+        let b = bins
+            .iter()
+            .find(|b| b.arch == t.arch)
+            .with_context(|| format!("no binaries built for {}", t.arch.name))?;
+        let shared = share(root, cache, b)?;
+        let kernel = kernel_fetch::fetch(cache, t.series, t.arch)?;
+        let dep = fs::read_to_string(kernel.modules.join("modules.dep"))?;
+        let builtin =
+            fs::read_to_string(kernel.modules.join("modules.builtin")).unwrap_or_default();
+        let order = modules::load_order(
+            &modules::parse_modules_dep(&dep),
+            &builtin,
+            &modules::WANTED,
+        )?;
+        let mut guest = initramfs::Guest {
+            modules: Vec::new(),
+            workdir: shared.workdir.clone(),
+            tests: shared.tests.display().to_string(),
+            filter: b.filter.clone(),
+            test_limit_secs: TEST_LIMIT.as_secs(),
+            env: shared.env.clone(),
         };
-        let fetch = started.elapsed();
-        let name = format!("{} {}", kernel.package, kernel.version);
-        let outcome = (|| {
-            let dep = fs::read_to_string(kernel.modules.join("modules.dep"))?;
-            let builtin =
-                fs::read_to_string(kernel.modules.join("modules.builtin")).unwrap_or_default();
-            let order = modules::load_order(
-                &modules::parse_modules_dep(&dep),
-                &builtin,
-                &modules::WANTED,
-            )?;
-            let mut guest = initramfs::Guest {
-                modules: Vec::new(),
-                workdir: shared.workdir.clone(),
-                tests: shared.tests.display().to_string(),
-                filter: b.filter.clone(),
-                test_limit_secs: TEST_LIMIT.as_secs(),
-                env: shared.env.clone(),
-            };
-            let busybox = tools::busybox(&cache, t.arch)?;
-            let initrd = initramfs::build(&dir, &busybox, &kernel.modules, &order, &mut guest)?;
-            eprintln!("xtask: booting {name} (console log: {})", log.display());
-            qemu::run(
-                t.arch,
-                &kernel.vmlinuz,
-                &initrd,
-                &shared.root,
-                &log,
-                t.name,
-                &qemu::Limits {
-                    boot: BOOT_LIMIT,
-                    total: TOTAL_LIMIT,
-                },
-            )
-        })();
+        let busybox = tools::busybox(cache, t.arch)?;
+        let initrd = initramfs::build(&dir, &busybox, &kernel.modules, &order, &mut guest)?;
+        Ok::<_, anyhow::Error>(Job {
+            target: t,
+            expected: b.expected,
+            dir: dir.clone(),
+            log: log.clone(),
+            name: format!("{} {}", kernel.package, kernel.version),
+            release: kernel.release,
+            vmlinuz: kernel.vmlinuz,
+            initrd,
+            root: shared.root,
+        })
+    })();
+    job.map_err(|e| (log, e))
+}
+
+impl Job {
+    /// Boots the guest and reads its report; `fetch` is how long its set-up took.
+    fn run(self, fetch: Duration) -> Row {
+        let started = Instant::now();
+        let t = self.target;
+        eprintln!(
+            "xtask: booting {} (console log: {})",
+            self.name,
+            self.log.display()
+        );
+        let outcome = qemu::run(
+            t.arch,
+            &self.vmlinuz,
+            &self.initrd,
+            &self.root,
+            &self.log,
+            t.name,
+            &qemu::Limits {
+                boot: BOOT_LIMIT,
+                total: TOTAL_LIMIT,
+            },
+        );
         if let Ok(o) = &outcome {
             let times: String = o
                 .times
                 .iter()
                 .map(|(name, took)| format!("{:>8} {name}\n", secs(*took)))
                 .collect();
-            let _ = fs::write(dir.join("times.txt"), times);
+            let _ = fs::write(self.dir.join("times.txt"), times);
         }
         if let Ok(o) = &outcome
             && let Some(booted) = &o.release
-            && *booted != kernel.release
+            && *booted != self.release
         {
             eprintln!(
                 "xtask: warning: the guest runs {booted}, not {}",
-                kernel.release
+                self.release
             );
         }
-        rows.push(Row {
+        eprintln!(
+            "xtask: {} took {} in all ({} to set up, {} in QEMU)",
+            t.name,
+            secs(fetch + started.elapsed()),
+            secs(fetch),
+            secs(started.elapsed())
+        );
+        Row {
             series: t.name,
-            expected: b.expected,
-            kernel: name,
+            expected: self.expected,
+            kernel: self.name,
             fetch,
             outcome,
-            log,
-        });
-        eprintln!("xtask: {} took {} in all", t.name, secs(started.elapsed()));
+            log: self.log,
+        }
     }
+}
+
+/// Runs the tests in a VM per target, each with its architecture's binaries. The guests
+/// are set up one after the other (apt's cache and the binaries shared with them are
+/// the same for several), then run side by side, as many at once as the host has cores
+/// (each emulates its vCPUs on one host thread, see qemu.rs): on CI's two cores the
+/// matrix takes about as long as its longest VM and the shortest one after it, not the
+/// three together.
+pub fn run_matrix(root: &Path, targets: &[&'static Target], bins: &[Binaries]) -> Result<()> {
+    let cache = root.join("target/kernels");
+    let mut rows: Vec<Option<Row>> = Vec::new();
+    let mut jobs = Vec::new();
+    for t in targets {
+        let started = Instant::now();
+        match prepare(root, &cache, t, bins) {
+            Ok(job) => {
+                jobs.push((rows.len(), job, started.elapsed()));
+                rows.push(None);
+            }
+            Err((log, e)) => rows.push(Some(Row {
+                series: t.name,
+                expected: None,
+                kernel: "?".into(),
+                fetch: started.elapsed(),
+                outcome: Err(e.context("preparing the guest")),
+                log,
+            })),
+        }
+    }
+    let at_once = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, jobs.len().max(1));
+    let queue = std::sync::Mutex::new(jobs.into_iter());
+    let done = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..at_once {
+            scope.spawn(|| {
+                loop {
+                    let Some((i, job, fetch)) = queue.lock().map_or(None, |mut q| q.next()) else {
+                        return;
+                    };
+                    let row = job.run(fetch);
+                    if let Ok(mut d) = done.lock() {
+                        d.push((i, row));
+                    }
+                }
+            });
+        }
+    });
+    for (i, row) in done.into_inner().unwrap_or_default() {
+        rows[i] = Some(row);
+    }
+    let rows: Vec<Row> = rows.into_iter().flatten().collect();
 
     let mut bad = Vec::new();
     eprintln!("\nxtask: kernel matrix");
