@@ -247,15 +247,9 @@ impl<'s> Watched<'s> {
 
     /// Waits for whichever comes first. The programs are told first that the loop
     /// sleeps, so that a ring filling past the threshold wakes it (once); a word that
-    /// cannot be set leaves the timer to drain. A record sent between the drain's last
-    /// look and the word being set woke no one: the ring is asked once more (poll's
-    /// answer comes from its positions, not from a wake-up), and the loop does not
-    /// sleep on records it already holds.
+    /// cannot be set leaves the timer to drain.
     async fn wait(&mut self, stops: &mut Stops) {
         let _ = self.asleep.set(0, 1, 0);
-        if holds_records(self.ring.as_raw_fd()) {
-            return;
-        }
         tokio::select! {
             biased;
             _ = stops.next() => {}
@@ -389,19 +383,6 @@ fn watch<T: AsRawFd>(inner: T) -> io::Result<AsyncFd<T>> {
     // the AsyncFd lives (the ring buffer's map, the pidfd that `run` holds), and always
     // answers the same one.
     unsafe { AsyncFd::register_with_interest(inner, Interest::READABLE) }.map_err(|e| e.into())
-}
-
-/// Whether the ring holds records now: a poll that does not wait (the ring answers it
-/// from its producer and consumer positions).
-fn holds_records(ring: std::os::fd::RawFd) -> bool {
-    let mut pfd = libc::pollfd {
-        fd: ring,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd, a zero timeout.
-    let n = unsafe { libc::poll(&mut pfd, 1, 0) };
-    n > 0 && pfd.revents & libc::POLLIN != 0
 }
 
 /// Resolves once the descriptor is readable, and takes the readiness (what made it so is
