@@ -66,7 +66,7 @@ pub const TARGETS: [Target; 3] = [
 /// faults, call chains and tracepoint events, and what arm64 does otherwise (vfork as a
 /// clone, rt_sigreturn's frame, the legacy path calls, event names, the arm32 program).
 /// The whole suite passes too, but takes about 8.5 minutes under arm64 emulation on CI's
-/// two cores (the x86_64 kernels 8-10 each); this takes about 3.5.
+/// two cores (the x86_64 kernels about 17 each, side by side); this takes about 2.5.
 pub const ARM64_SUBSET: [&str; 58] = [
     "command::traces_a_command_with_its_syscalls_and_nothing_of_rtrace",
     "command::children_of_the_command_are_followed",
