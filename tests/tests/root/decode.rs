@@ -505,6 +505,7 @@ fn a_32_bit_program_is_decoded_with_its_own_table() {
             .filter(|l| l.name == "getppid" && l.comm != "sh")
             .count()
     };
+    assert_eq!(from_bin(&shell), 0, "the events saw none of them{shell}");
     assert_eq!(from_bin(&raw), 6, "{raw}");
     assert!(!raw.stderr.contains("32-bit program"), "{raw}");
     let s = run(rtrace().args(["-s", "--"]).arg(&bin), LIMIT);

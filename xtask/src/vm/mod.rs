@@ -395,10 +395,9 @@ impl Job {
 
 /// Runs the tests in a VM per target, each with its architecture's binaries. The guests
 /// are set up one after the other (apt's cache and the binaries shared with them are
-/// the same for several), then run side by side, as many at once as the host has cores
-/// (each emulates its vCPUs on one host thread, see qemu.rs): on CI's two cores the
-/// matrix takes about as long as its longest VM and the shortest one after it, not the
-/// three together.
+/// the same for several), then run side by side in `TARGETS`' order, as many at once as
+/// the host has cores (each emulates its vCPUs on one host thread, see qemu.rs): on CI's
+/// two cores 6.1 and 6.12 run together and arm64 takes the first core they free.
 pub fn run_matrix(root: &Path, targets: &[&'static Target], bins: &[Binaries]) -> Result<()> {
     let cache = root.join("target/kernels");
     let mut rows: Vec<Option<Row>> = Vec::new();
@@ -443,7 +442,21 @@ pub fn run_matrix(root: &Path, targets: &[&'static Target], bins: &[Binaries]) -
     for (i, row) in done.into_inner().unwrap_or_default() {
         rows[i] = Some(row);
     }
-    let rows: Vec<Row> = rows.into_iter().flatten().collect();
+    // A guest whose result went missing is a failure, never a row left out.
+    let rows: Vec<Row> = rows
+        .into_iter()
+        .zip(targets)
+        .map(|(row, t)| {
+            row.unwrap_or_else(|| Row {
+                series: t.name,
+                expected: None,
+                kernel: "?".into(),
+                fetch: Duration::ZERO,
+                outcome: Err(anyhow::anyhow!("no result came back from its VM")),
+                log: cache.join("run").join(t.name).join("console.log"),
+            })
+        })
+        .collect();
 
     let mut bad = Vec::new();
     eprintln!("\nxtask: kernel matrix");
