@@ -67,17 +67,27 @@ pub fn floor_duration_enter(_ctx: RawTracePointContext) -> i32 {
     0
 }
 
-#[raw_tracepoint(tracepoint = "sys_exit")]
-pub fn floor_duration_exit(_ctx: RawTracePointContext) -> i32 {
+/// The duration floor's exit: the time inside the call added up; its entry and exit
+/// times when the entry was seen.
+#[inline(always)]
+fn stop() -> Option<(u64, u64)> {
+    let mut times = None;
     if let Some(started) = FLOOR_STARTED.current(false)
         && *started != 0
     {
-        // SAFETY: as above.
+        // SAFETY: the helper has no preconditions.
         let now = unsafe { bpf_ktime_get_ns() };
         add(1, now.saturating_sub(*started));
+        times = Some((*started, now));
         *started = 0;
     }
     add(0, 1);
+    times
+}
+
+#[raw_tracepoint(tracepoint = "sys_exit")]
+pub fn floor_duration_exit(_ctx: RawTracePointContext) -> i32 {
+    stop();
     0
 }
 
@@ -101,18 +111,10 @@ pub fn floor_ring_enter(_ctx: RawTracePointContext) -> i32 {
 
 #[raw_tracepoint(tracepoint = "sys_exit")]
 pub fn floor_ring_exit(ctx: RawTracePointContext) -> i32 {
-    let Some(started) = FLOOR_STARTED.current(false) else {
+    let Some((enter_ns, exit_ns)) = stop() else {
         return 0;
     };
-    if *started == 0 {
-        return 0;
-    }
-    let enter_ns = *started;
-    *started = 0;
-    // SAFETY: the helpers have no preconditions.
-    let (exit_ns, id) = unsafe { (bpf_ktime_get_ns(), bpf_get_current_pid_tgid()) };
-    add(1, exit_ns.saturating_sub(enter_ns));
-    add(0, 1);
+    let id = bpf_get_current_pid_tgid();
     // SAFETY: sys_exit's second argument is the return value.
     let ret = unsafe { *(ctx.as_ptr() as *const u64).add(1) } as i64;
     let Some(mut slot) = EVENTS.reserve::<SyscallRecord>(0) else {
