@@ -56,6 +56,8 @@ pub enum ConfigError {
         "invalid RTRACE_PID_MAP_ENTRIES '{0}': expected a number of tasks from 1 to {MAX_PID_MAP_ENTRIES}"
     )]
     BadPidMapEntries(String),
+    #[error("invalid RTRACE_RINGS '{0}': expected a number of ring buffers from 1 to {MAX_RINGS}", MAX_RINGS = trace_common::maps::MAX_RINGS)]
+    BadRings(String),
     #[error(
         "invalid RTRACE_SUMMARY_ENTRIES '{0}': expected a number of (thread, syscall) pairs from 1 to {MAX_SUMMARY_ENTRIES}"
     )]
@@ -103,6 +105,19 @@ pub fn pid_map_entries(var: Option<&str>) -> Result<u32, ConfigError> {
         .ok()
         .filter(|n| (1..=MAX_PID_MAP_ENTRIES).contains(n))
         .ok_or_else(|| ConfigError::BadPidMapEntries(v.into()))
+}
+
+/// `RTRACE_RINGS`: `None` when unset (one ring per CPU), else a count in range.
+pub fn ring_count(var: Option<&str>) -> Result<Option<u32>, ConfigError> {
+    let Some(v) = var else {
+        return Ok(None);
+    };
+    v.trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|n| (1..=trace_common::maps::MAX_RINGS as u32).contains(n))
+        .map(Some)
+        .ok_or_else(|| ConfigError::BadRings(v.into()))
 }
 
 /// Whether to colour: `NO_COLOR` (set and not empty) says never; else `CLICOLOR_FORCE`
@@ -189,7 +204,10 @@ pub struct Config {
     pub string_limit: u16,
     /// `--envp`: execve's environment is read and shown.
     pub envp: bool,
-    pub ring_bytes: u32,
+    /// `-m`: each ring's size; `None`: the default (`kernel::rings`).
+    pub ring_bytes: Option<u32>,
+    /// `RTRACE_RINGS`: how many rings; `None`: one per CPU (`kernel::rings`).
+    pub ring_count: Option<u32>,
     /// Tasks the pid maps hold (`RTRACE_PID_MAP_ENTRIES`, default 8192).
     pub pid_map_entries: u32,
     /// Entries of the summary maps (`RTRACE_SUMMARY_ENTRIES`, default 65536).
@@ -308,7 +326,6 @@ pub struct Summary {
     pub hist: bool,
 }
 
-pub const DEFAULT_RING_BYTES: u32 = 8 << 20;
 const PAGE: u64 = 4096;
 
 fn parse_pids(
@@ -436,10 +453,11 @@ pub fn resolve_with(
     filter_pids.push(std::process::id());
     let (min_duration_ns, delay) = timing(&args)?;
     let (faults, call_graph) = faults_and_call_graph(&args)?;
-    let ring_bytes = match args.mmap_pages.as_deref() {
-        Some(m) => parse_ring_size(m)?,
-        None => DEFAULT_RING_BYTES,
-    };
+    let ring_bytes = args
+        .mmap_pages
+        .as_deref()
+        .map(parse_ring_size)
+        .transpose()?;
     let summary = summary(&args);
     if args.hist && summary.is_none() {
         return Err(ConfigError::HistWithoutSummary);
@@ -447,6 +465,7 @@ pub fn resolve_with(
     let line = line_options(&args, perf, env);
     let (selection, events) = selection(&args, &mut warnings)?;
     let pid_map_entries = pid_map_entries(env.pid_map_entries.as_deref())?;
+    let ring_count = ring_count(env.rings.as_deref())?;
     let summary_entries = summary_entries(env.summary_entries.as_deref())?;
     let cpus = args
         .cpu
@@ -456,6 +475,7 @@ pub fn resolve_with(
     Ok(Config {
         cpus,
         pid_map_entries,
+        ring_count,
         summary_entries,
         selection,
         events,
@@ -866,6 +886,20 @@ mod tests {
         assert_eq!(
             ConfigError::BadPidMapEntries("abc".into()).to_string(),
             "invalid RTRACE_PID_MAP_ENTRIES 'abc': expected a number of tasks from 1 to 4194304"
+        );
+    }
+
+    #[test]
+    fn ring_count_in_range_or_refused() {
+        assert_eq!(ring_count(None), Ok(None));
+        assert_eq!(ring_count(Some("1")), Ok(Some(1)));
+        assert_eq!(ring_count(Some(" 8")), Ok(Some(8)));
+        for bad in ["0", "9", "-1", "two", ""] {
+            assert_eq!(ring_count(Some(bad)), Err(ConfigError::BadRings(bad.into())), "{bad}");
+        }
+        assert_eq!(
+            ConfigError::BadRings("9".into()).to_string(),
+            "invalid RTRACE_RINGS '9': expected a number of ring buffers from 1 to 8"
         );
     }
 

@@ -17,6 +17,9 @@ pub struct Env {
     pub pid_map_entries: Option<String>,
     /// `RTRACE_SUMMARY_ENTRIES`: entries of the summary maps.
     pub summary_entries: Option<String>,
+    /// `RTRACE_RINGS`: how many ring buffers the programs write, forced (one per CPU
+    /// by default).
+    pub rings: Option<String>,
     /// `RTRACE_GROUP_EXIT` (`leader` or `live`): how a process's end is told, forced
     /// (for tests of each way).
     pub group_exit: Option<String>,
@@ -42,6 +45,7 @@ impl Env {
             // A value that is not Unicode counts as unset, as it always has.
             pid_map_entries: var("RTRACE_PID_MAP_ENTRIES").ok(),
             summary_entries: var("RTRACE_SUMMARY_ENTRIES").ok(),
+            rings: var("RTRACE_RINGS").ok(),
             group_exit: var("RTRACE_GROUP_EXIT").ok(),
             syscall_hooks: var("RTRACE_SYSCALL_HOOKS").ok(),
             path: var_os("PATH"),

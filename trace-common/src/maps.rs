@@ -10,8 +10,19 @@ pub const PIDS_TO_TRACE: &str = "pids_to_trace";
 /// Hash map, key: tgid in rtrace's pid namespace, value: 1. Tasks never reported;
 /// always holds rtrace's own pid.
 pub const PIDS_FILTERED: &str = "pids_filtered";
-/// Ring buffer carrying [`crate::SyscallRecord`]s.
+/// Ring buffer carrying [`crate::SyscallRecord`]s: the first of [`RINGS`].
 pub const EVENTS: &str = "events";
+/// The ring buffers, one per CPU up to this many: a record goes to ring
+/// `cpu % RING_COUNT`. Writers on different CPUs that share one ring contend for its
+/// lock and its positions' cache lines, which on a multi-threaded program cost more
+/// than the record itself; with a ring each they do not, and the reader merges the
+/// rings' records by time. CPUs beyond the last ring share them.
+pub const MAX_RINGS: usize = 8;
+pub const RINGS: [&str; MAX_RINGS] = [
+    EVENTS, "events_1", "events_2", "events_3", "events_4", "events_5", "events_6", "events_7",
+];
+/// The size of a ring the loader leaves unused (the least a ring buffer can be).
+pub const UNUSED_RING_BYTES: u32 = 4096;
 /// Hash map, key: kernel tid of a child just forked by a traced task, value: the
 /// parent's `TRACE_*` flags, until the child first returns to user space.
 pub const FORK_HANDOFF: &str = "fork_handoff";
@@ -213,6 +224,8 @@ pub mod globals {
     /// u64: unread bytes in the ring buffer past which a record wakes a sleeping reader
     /// (past twice as many, any reader: `trace-ebpf/src/wakeup.rs`).
     pub const WAKEUP_BYTES: &str = "WAKEUP_BYTES";
+    /// u32: how many of `RINGS` the programs write (at least 1).
+    pub const RING_COUNT: &str = "RING_COUNT";
     /// u32: `record::STACK_*` bits: which call chains go before the records (`--call-graph`).
     pub const CALL_GRAPH: &str = "CALL_GRAPH";
     /// u32 each: byte offsets, from the kernel's BTF, of the fields that lead from the

@@ -26,7 +26,7 @@ use trace_common::{
 use crate::augment;
 
 use crate::{
-    maps::{EVENTS, bump},
+    maps::bump,
     task::{current_ids, target_flags},
 };
 
@@ -59,7 +59,7 @@ fn on_event(ctx: &TracePointContext, index: u32) -> Option<()> {
     if crate::stacks::wanted() != 0 {
         crate::stacks::emit(ctx, &ids, true, now);
     }
-    let Some(mut slot) = EVENTS.reserve::<EventItem>(0) else {
+    let Some((mut slot, wake)) = crate::rings::reserve::<EventItem>() else {
         bump(COUNTER_DROPPED);
         return None;
     };
@@ -88,7 +88,7 @@ fn on_event(ctx: &TracePointContext, index: u32) -> Option<()> {
             (*item).head.aug_len[0] = 0;
         }
     }
-    slot.submit(crate::wakeup::flag());
+    slot.submit(wake);
     Some(())
 }
 

@@ -13,7 +13,7 @@ use trace_common::{
 };
 
 use crate::{
-    maps::{EVENTS, bump},
+    maps::bump,
     regs::fault_site,
     summary,
     task::{current_ids, target_flags},
@@ -49,7 +49,7 @@ fn on_fault(ctx: &PerfEventContext, kind: u32) -> Option<()> {
     if crate::stacks::wanted() != 0 {
         crate::stacks::emit(ctx, &ids, true, now);
     }
-    let Some(mut slot) = EVENTS.reserve::<SyscallRecord>(0) else {
+    let Some((mut slot, wake)) = crate::rings::reserve::<SyscallRecord>() else {
         bump(COUNTER_DROPPED);
         return None;
     };
@@ -68,6 +68,6 @@ fn on_fault(ctx: &PerfEventContext, kind: u32) -> Option<()> {
         aug_arg: [AUG_NO_ARG; 2],
         aug_cut: [0; 2],
     });
-    slot.submit(crate::wakeup::flag());
+    slot.submit(wake);
     Some(())
 }

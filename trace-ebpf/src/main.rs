@@ -24,6 +24,7 @@ mod floors;
 mod lifecycle;
 mod maps;
 mod regs;
+mod rings;
 mod stacks;
 mod summary;
 mod syscalls;

@@ -21,9 +21,28 @@ pub static PIDS_TO_TRACE: HashMap<u32, u32> = HashMap::with_max_entries(PID_MAP_
 #[map(name = "pids_filtered")]
 pub static PIDS_FILTERED: HashMap<u32, u32> = HashMap::with_max_entries(PID_MAP_ENTRIES, 0);
 
-/// Sized by the loader (`-m`); this default is 8 MiB.
+/// The rings (`trace_common::maps::RINGS`), sized by the loader (`-m`); the programs
+/// write `RING_COUNT` of them, chosen by CPU (`rings.rs`). The first one's default
+/// is what `rtrace-floor` uses; the others are the least a ring can be until the
+/// loader sizes them.
 #[map(name = "events")]
 pub static EVENTS: RingBuf = RingBuf::with_byte_size(8 << 20, 0);
+#[map(name = "events_1")]
+pub static EVENTS_1: RingBuf = RingBuf::with_byte_size(4096, 0);
+#[map(name = "events_2")]
+pub static EVENTS_2: RingBuf = RingBuf::with_byte_size(4096, 0);
+#[map(name = "events_3")]
+pub static EVENTS_3: RingBuf = RingBuf::with_byte_size(4096, 0);
+#[map(name = "events_4")]
+pub static EVENTS_4: RingBuf = RingBuf::with_byte_size(4096, 0);
+#[map(name = "events_5")]
+pub static EVENTS_5: RingBuf = RingBuf::with_byte_size(4096, 0);
+#[map(name = "events_6")]
+pub static EVENTS_6: RingBuf = RingBuf::with_byte_size(4096, 0);
+#[map(name = "events_7")]
+pub static EVENTS_7: RingBuf = RingBuf::with_byte_size(4096, 0);
+#[unsafe(no_mangle)]
+pub static RING_COUNT: Global<u32> = Global::new(1);
 
 /// `trace_common::maps::READER_ASLEEP`.
 #[map(name = "reader_asleep")]

@@ -14,10 +14,7 @@ use trace_common::{
     record::{KIND_STACK, STACK_FRAMES, SYSCALL_RECORD_SIZE, SyscallRecord},
 };
 
-use crate::{
-    maps::{EVENTS, bump},
-    task::Ids,
-};
+use crate::{maps::bump, task::Ids};
 
 #[unsafe(no_mangle)]
 static CALL_GRAPH: Global<u32> = Global::new(0);
@@ -88,7 +85,7 @@ pub fn emit<C: EbpfContext>(ctx: &C, ids: &Ids, kernel: bool, stamp: u64) {
         // Woken by the same rule as every record (`wakeup.rs`), not left to the record
         // that follows: that one may find no room (a chain can fill a small ring), and
         // then nothing woke the reader until its timer.
-        if EVENTS.output::<[u8]>(bytes, crate::wakeup::flag()).is_err() {
+        if !crate::rings::output(bytes) {
             bump(COUNTER_DROPPED);
         }
     }

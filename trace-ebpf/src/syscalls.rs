@@ -30,13 +30,12 @@ use trace_common::{
 use crate::{
     augment,
     maps::{
-        EVENTS, EXEC_ENVP, FORK_HANDOFF, INFLIGHT, bump, class_of, handoffs_bump, handoffs_waiting,
+        EXEC_ENVP, FORK_HANDOFF, INFLIGHT, bump, class_of, handoffs_bump, handoffs_waiting,
         selected, trace_insert,
     },
     regs::{compat_syscall_args, is_compat, sigreturn_mask, syscall_args, syscall_nr, user_sp},
-    summary,
+    rings, summary,
     task::{Ids, current_ids, target_flags, target_flags_kept},
-    wakeup,
 };
 
 /// The syscall index of a number seen in `regs`' task (see `maps::COMPAT_BASE`).
@@ -333,7 +332,7 @@ fn on_exit<C: EbpfContext>(
 /// parent's fork (see `lifecycle::link_vfork_child`).
 #[inline(always)]
 pub(crate) fn emit_vfork_child(parent: &Ids, child: u32) {
-    let Some(mut slot) = EVENTS.reserve::<SyscallRecord>(0) else {
+    let Some((mut slot, wake)) = rings::reserve::<SyscallRecord>() else {
         bump(COUNTER_DROPPED);
         return;
     };
@@ -343,7 +342,7 @@ pub(crate) fn emit_vfork_child(parent: &Ids, child: u32) {
     rec.tid = child;
     rec.pid = child;
     slot.write(rec);
-    slot.submit(wakeup::flag());
+    slot.submit(wake);
 }
 
 /// `--call-graph`: the call's frames, sent just before its record.
@@ -443,7 +442,7 @@ fn emit(flags: u16, nr: u32, ids: &Ids, enter_ns: u64, exit_ns: u64, args: &[u64
     if !summary::wants_records() {
         return;
     }
-    let Some(mut slot) = EVENTS.reserve::<SyscallRecord>(0) else {
+    let Some((mut slot, wake)) = rings::reserve::<SyscallRecord>() else {
         bump(COUNTER_DROPPED);
         return;
     };
@@ -467,7 +466,7 @@ fn emit(flags: u16, nr: u32, ids: &Ids, enter_ns: u64, exit_ns: u64, args: &[u64
         (&raw mut (*p).aug_arg).write([AUG_NO_ARG; 2]);
         (&raw mut (*p).aug_cut).write([0; 2]);
     }
-    slot.submit(wakeup::flag());
+    slot.submit(wake);
 }
 
 /// A returned call whose plan copies user memory: the record and its slots, sized to
@@ -510,17 +509,17 @@ fn emit_exec_reads(regs: *const u8, ids: &Ids, nr: u32, now: u64, kernel_tid: u3
 /// A record alone (no memory read).
 #[inline(always)]
 pub(crate) fn output_record(rec: &SyscallRecord) {
-    let Some(mut slot) = EVENTS.reserve::<SyscallRecord>(0) else {
+    let Some((mut slot, wake)) = rings::reserve::<SyscallRecord>() else {
         bump(COUNTER_DROPPED);
         return;
     };
     slot.write(*rec);
-    slot.submit(wakeup::flag());
+    slot.submit(wake);
 }
 
 #[inline(always)]
 pub(crate) fn output(bytes: &[u8]) {
-    if EVENTS.output::<[u8]>(bytes, wakeup::flag()).is_err() {
+    if !rings::output(bytes) {
         bump(COUNTER_DROPPED);
     }
 }

@@ -9,22 +9,26 @@
 //! went to wake-ups. Past half full the reader is behind and records are about to be
 //! lost: each record wakes it again, and what that costs the writers is what holds
 //! them back until it catches up. A reader that sleeps below the quarter is drained
-//! by its own timer.
+//! by its own timer. Each ring is measured on its own: the reader waits on all of
+//! them, and the word is shared.
 
-use aya_ebpf::bindings::{BPF_RB_AVAIL_DATA, BPF_RB_FORCE_WAKEUP, BPF_RB_NO_WAKEUP};
+use aya_ebpf::{
+    bindings::{BPF_RB_AVAIL_DATA, BPF_RB_FORCE_WAKEUP, BPF_RB_NO_WAKEUP},
+    maps::RingBuf,
+};
 
-use crate::maps::{EVENTS, READER_ASLEEP, WAKEUP_BYTES};
+use crate::maps::{READER_ASLEEP, WAKEUP_BYTES};
 
-/// The flag for this record's submit.
+/// The flag for a record's submit to `ring`.
 #[inline(always)]
-pub(crate) fn flag() -> u64 {
+pub(crate) fn flag(ring: &RingBuf) -> u64 {
     let Some(asleep) = READER_ASLEEP.get_ptr_mut(0) else {
         return BPF_RB_NO_WAKEUP as u64;
     };
     // SAFETY: a live map value. CPUs race on it harmlessly: two that find it set both
     // wake the reader, which is one wake-up too many, never one too few.
     unsafe {
-        let avail = EVENTS.query(BPF_RB_AVAIL_DATA as u64);
+        let avail = ring.query(BPF_RB_AVAIL_DATA as u64);
         if avail >= 2 * WAKEUP_BYTES.load() {
             return BPF_RB_FORCE_WAKEUP as u64;
         }

@@ -110,7 +110,8 @@ pub struct Settings {
     pub view: ViewOffsets,
     /// How the exit program tells a thread group's end.
     pub group_exit: GroupExit,
-    pub ring_bytes: u32,
+    /// How many rings the programs write, and each one's size.
+    pub rings: super::rings::RingLayout,
     /// `trace_common::stats::SUMMARY_*` bits.
     pub summary_flags: u32,
     /// `-e` chose syscalls (written with [`write_index_set`]).
@@ -165,8 +166,8 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
     };
     let selective = flag(s.selective);
     let cpu_filter = flag(s.cpu_filter);
-    // Wake the reader when a quarter of the ring is waiting; it also drains on a timer.
-    let wakeup = u64::from(s.ring_bytes / 4);
+    // Wake the reader when a quarter of a ring is waiting; it also drains on a timer.
+    let wakeup = u64::from(s.rings.bytes / 4);
     let log_level = super::bpf_log::level_for(s.verbose);
     let exec_envp = flag(s.exec_envp);
     let follow_at_fork = flag(matches!(s.hooks, SyscallHooks::Events(_)));
@@ -183,7 +184,16 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
             (true, true) => (1, STATS_TOTAL_ENTRIES),
         }
     };
-    let mut bpf = EbpfLoader::new()
+    let mut loader = EbpfLoader::new();
+    for (i, ring) in trace_common::maps::RINGS.into_iter().enumerate() {
+        let bytes = if (i as u32) < s.rings.count {
+            s.rings.bytes
+        } else {
+            trace_common::maps::UNUSED_RING_BYTES
+        };
+        loader.map_max_entries(ring, bytes);
+    }
+    let mut bpf = loader
         .override_global(globals::TRACE_ALL, &trace_all, true)
         .override_global(globals::FILTER_UID, &filter_uid, true)
         .override_global(globals::CGROUP_ID, &cgroup_id, true)
@@ -202,6 +212,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .override_global(globals::BPRM_FILENAME_OFF, &s.lifecycle.bprm_filename, true)
         .override_global(globals::BPRM_BUF_OFF, &s.lifecycle.bprm_buf, true)
         .override_global(globals::WAKEUP_BYTES, &wakeup, true)
+        .override_global(globals::RING_COUNT, &s.rings.count, true)
         .override_global(globals::SUMMARY_FLAGS, &s.summary_flags, true)
         .override_global(globals::SELECTIVE, &selective, true)
         .override_global(globals::CPU_FILTER, &cpu_filter, true)
@@ -219,7 +230,6 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .override_global(globals::TASK_FS_OFF, &s.view.task_fs, true)
         .override_global(globals::FS_ROOT_MNT_OFF, &s.view.fs_root_mnt, true)
         .override_global(globals::FS_ROOT_DENTRY_OFF, &s.view.fs_root_dentry, true)
-        .map_max_entries(trace_common::maps::EVENTS, s.ring_bytes)
         .map_max_entries(trace_common::maps::PIDS_TO_TRACE, s.pid_map_entries)
         .map_max_entries(trace_common::maps::PIDS_FILTERED, s.pid_map_entries)
         .map_max_entries(trace_common::maps::FORK_HANDOFF, s.pid_map_entries)

@@ -5,6 +5,7 @@
 use std::{
     io::{self, Write},
     os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd},
+    task::Poll,
     time::{Duration, Instant},
 };
 
@@ -19,8 +20,8 @@ use tokio::{
 };
 use trace_common::maps::{
     COUNTER_COMPAT_EXECS, COUNTER_DROPPED, COUNTER_LOST_HANDOFF, COUNTER_LOST_TASKS,
-    COUNTER_LOST_UNSEEN, COUNTER_STATS_LOST, COUNTERS, EVENTS, HANDOFFS, HANDOFFS_GIVEN,
-    HANDOFFS_SETTLED, PIDS_TO_TRACE, READER_ASLEEP,
+    COUNTER_LOST_UNSEEN, COUNTER_STATS_LOST, COUNTERS, HANDOFFS, HANDOFFS_GIVEN, HANDOFFS_SETTLED,
+    PIDS_TO_TRACE, READER_ASLEEP, RINGS,
 };
 
 use crate::{
@@ -50,11 +51,17 @@ use crate::{
     workload::Workload,
 };
 
-use super::{SessionError, io_err, release::reap};
+use super::{
+    SessionError, io_err,
+    merge::{Merge, Ring, Taker},
+    release::reap,
+};
 
 /// What the loop reads from, writes to and watches.
 pub(super) struct EventLoop<'s, 'c> {
     pub bpf: &'s mut Ebpf,
+    /// How many rings the programs write.
+    pub rings: u32,
     pub cfg: &'c Config,
     pub printer: PrinterParts,
     pub out: &'s mut Sink,
@@ -112,7 +119,7 @@ impl<'c> EventLoop<'_, 'c> {
                 None
             }
         };
-        let mut watched = Watched::open(self.bpf, self.pidfd, self.bpf_log)?;
+        let mut watched = Watched::open(self.bpf, self.rings, self.pidfd, self.bpf_log)?;
         let counts = KernelCounts::open(self.bpf)?;
         // With a command beside them (`-p PID -- cmd`), the command's end ends it.
         let follow_targets = matches!(self.cfg.targets, Targets::Pids(_) | Targets::Tids(_))
@@ -139,12 +146,7 @@ impl<'c> EventLoop<'_, 'c> {
                 log.get_mut().flush();
             }
 
-            let batch = drain(
-                &mut *printer,
-                watched.ring.get_mut(),
-                self.out,
-                BATCH_RECORDS,
-            );
+            let batch = watched.rings.drain(&mut *printer, self.out, BATCH_RECORDS);
             behind = batch == Drained::Behind;
             let mut done = batch == Drained::Stop;
             report_lost(
@@ -164,7 +166,7 @@ impl<'c> EventLoop<'_, 'c> {
         }
         let reader = Reader {
             printer,
-            ring: watched.ring,
+            rings: watched.rings,
             bpf_log: watched.bpf_log,
             reported_lost: state.reported_lost,
         };
@@ -196,10 +198,10 @@ impl PrinterParts {
     }
 }
 
-/// What the loop waits on: the ring, the command's exit, the programs' log and the
+/// What the loop waits on: the rings, the command's exit, the programs' log and the
 /// periodic drain.
 struct Watched<'s> {
-    ring: AsyncFd<RingBuf<MapData>>,
+    rings: Rings,
     /// Where the loop tells the programs it sleeps (`READER_ASLEEP`).
     asleep: Array<MapData, u32>,
     pidfd: Option<AsyncFd<BorrowedFd<'s>>>,
@@ -210,15 +212,11 @@ struct Watched<'s> {
 impl<'s> Watched<'s> {
     fn open(
         bpf: &mut Ebpf,
+        ring_count: u32,
         pidfd: Option<&'s OwnedFd>,
         bpf_log: Option<EbpfLogger<StderrLines>>,
     ) -> Result<Watched<'s>, SessionError> {
-        let ring_map = bpf.take_map(EVENTS).ok_or(LoadError::MissingMap(EVENTS))?;
-        let ring: RingBuf<MapData> = RingBuf::try_from(ring_map).map_err(|e| SessionError::Io {
-            what: "opening the ring buffer".into(),
-            source: io::Error::other(e),
-        })?;
-        let ring = watch(ring).map_err(io_err("watching the ring buffer"))?;
+        let rings = Rings::open(bpf, ring_count)?;
         let asleep = bpf
             .take_map(READER_ASLEEP)
             .ok_or(LoadError::MissingMap(READER_ASLEEP))?;
@@ -237,7 +235,7 @@ impl<'s> Watched<'s> {
         let mut tick = tokio::time::interval(DRAIN_EVERY);
         tick.set_missed_tick_behavior(MissedTickBehavior::Delay);
         Ok(Watched {
-            ring,
+            rings,
             asleep,
             pidfd,
             bpf_log,
@@ -253,7 +251,7 @@ impl<'s> Watched<'s> {
         tokio::select! {
             biased;
             _ = stops.next() => {}
-            _ = readable(Some(&mut self.ring)) => {}
+            _ = self.rings.readable() => {}
             _ = exited(self.pidfd.as_ref()) => {}
             _ = readable(self.bpf_log.as_mut()) => {}
             _ = self.tick.tick() => {}
@@ -412,7 +410,7 @@ async fn exited(pidfd: Option<&AsyncFd<BorrowedFd<'_>>>) {
 /// programs are detached.
 pub(super) struct Reader<'c> {
     printer: Box<dyn Consumer + 'c>,
-    ring: AsyncFd<RingBuf<MapData>>,
+    rings: Rings,
     bpf_log: Option<AsyncFd<EbpfLogger<StderrLines>>>,
     reported_lost: u64,
 }
@@ -436,12 +434,9 @@ impl Reader<'_> {
             let until = Instant::now() + FINAL_READ_SYSTEM_WIDE;
             let mut last = Drained::Behind;
             while Instant::now() < until && last == Drained::Behind {
-                last = drain(&mut *self.printer, self.ring.get_mut(), out, 1024);
+                last = self.rings.drain(&mut *self.printer, out, 1024);
             }
-            let mut unread = 0u64;
-            while self.ring.get_mut().next().is_some() {
-                unread += 1;
-            }
+            let unread = self.rings.discard();
             // Past --max-events, or with the output gone, the rest is not wanted.
             if unread > 0 && last == Drained::Behind {
                 say!(
@@ -449,7 +444,7 @@ impl Reader<'_> {
                 );
             }
         } else {
-            drain(&mut *self.printer, self.ring.get_mut(), out, usize::MAX);
+            self.rings.drain(&mut *self.printer, out, usize::MAX);
         }
         if let Some(log) = &mut self.bpf_log {
             log.get_mut().flush();
@@ -513,7 +508,7 @@ fn report_lost(
 
 /// How a batch of reading ended.
 #[derive(Debug, PartialEq)]
-enum Drained {
+pub(super) enum Drained {
     /// The ring is empty.
     Empty,
     /// The batch is over and records are waiting.
@@ -522,29 +517,77 @@ enum Drained {
     Stop,
 }
 
-/// Prints up to `budget` records of what the ring holds.
-fn drain(
-    printer: &mut dyn Consumer,
-    ring: &mut RingBuf<MapData>,
-    out: &mut Sink,
-    budget: usize,
-) -> Drained {
-    printer.keep_up();
-    for _ in 0..budget {
-        if printer.max_reached() {
-            return Drained::Stop;
-        }
-        let Some(item) = ring.next() else {
-            return Drained::Empty;
-        };
-        if printer.take(&item, out) {
-            return Drained::Stop;
-        }
+/// The rings the programs write, read as one (`merge`).
+struct Rings {
+    fds: Vec<AsyncFd<RingBuf<MapData>>>,
+    merge: Merge,
+}
+
+impl Ring for AsyncFd<RingBuf<MapData>> {
+    fn with_next<R>(&mut self, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+        let item = self.get_mut().next()?;
+        Some(f(&item))
     }
-    if printer.max_reached() {
-        Drained::Stop
-    } else {
-        Drained::Behind
+}
+
+/// The printer and its output, as the merge hands records on.
+struct Feed<'a, 'p> {
+    printer: &'a mut (dyn Consumer + 'p),
+    out: &'a mut Sink,
+}
+
+impl Taker for Feed<'_, '_> {
+    fn done(&self) -> bool {
+        self.printer.max_reached()
+    }
+
+    fn take(&mut self, item: &[u8]) -> bool {
+        self.printer.take(item, self.out)
+    }
+}
+
+impl Rings {
+    /// The first `count` of `RINGS`, the ones the programs write.
+    fn open(bpf: &mut Ebpf, count: u32) -> Result<Rings, SessionError> {
+        let mut fds = Vec::new();
+        for name in RINGS.into_iter().take(count as usize) {
+            let map = bpf.take_map(name).ok_or(LoadError::MissingMap(name))?;
+            let ring = RingBuf::try_from(map).map_err(|e| SessionError::Io {
+                what: "opening a ring buffer".into(),
+                source: io::Error::other(e),
+            })?;
+            fds.push(watch(ring).map_err(io_err("watching a ring buffer"))?);
+        }
+        let merge = Merge::new(fds.len());
+        Ok(Rings { fds, merge })
+    }
+
+    /// Prints up to `budget` records of what the rings hold, oldest first.
+    fn drain(&mut self, printer: &mut dyn Consumer, out: &mut Sink, budget: usize) -> Drained {
+        printer.keep_up();
+        let mut feed = Feed { printer, out };
+        self.merge.drain(&mut self.fds, budget, &mut feed)
+    }
+
+    /// Throws away what is left; how many records.
+    fn discard(&mut self) -> u64 {
+        self.merge.discard(&mut self.fds)
+    }
+
+    /// Resolves once a ring is readable (the programs woke the reader), and takes the
+    /// readiness of every ring that is.
+    async fn readable(&mut self) {
+        std::future::poll_fn(|cx| {
+            let mut any = false;
+            for fd in &mut self.fds {
+                if let Poll::Ready(Ok(mut ready)) = fd.poll_read_ready_mut(cx) {
+                    ready.clear_ready();
+                    any = true;
+                }
+            }
+            if any { Poll::Ready(()) } else { Poll::Pending }
+        })
+        .await
     }
 }
 

@@ -9,6 +9,7 @@
 
 mod event_loop;
 mod hooks;
+mod merge;
 mod plan;
 mod probes;
 mod reader_priority;
@@ -144,6 +145,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     };
     let event_loop = EventLoop {
         bpf: &mut probes.bpf,
+        rings: plan.settings.rings.count,
         cfg: &cfg,
         printer,
         out: &mut out,

@@ -1,0 +1,284 @@
+//! The rings' records, oldest first.
+//!
+//! Each CPU writes its own ring (`kernel::rings`), so one ring holds its CPU's records
+//! in the order they were sent, and the rings together hold them in no order at all: a
+//! thread that blocks in a call on one CPU and returns on another sends its entry and
+//! its exit to different rings. The merge keeps the first unread record of each ring
+//! and hands on the oldest, by the time it was sent, as perf orders its per-CPU
+//! buffers. A ring found empty is looked at again after a while
+//! (`RUN_MAX`), not before each record: a record it gets meanwhile with an older time
+//! than those handed on comes a little out of order, never lost.
+//!
+//! A ring's records are read in place while they come first; only a record that must
+//! wait for another ring's is copied (into a buffer kept for its ring).
+
+use trace_common::record::SyscallRecord;
+
+use super::event_loop::Drained;
+
+/// A ring the merge reads.
+pub(super) trait Ring {
+    /// Passes the next record to `f` and consumes it; `None` when there is none.
+    fn with_next<R>(&mut self, f: impl FnOnce(&[u8]) -> R) -> Option<R>;
+}
+
+/// Where the merged records go.
+pub(super) trait Taker {
+    /// Nothing more is wanted (`--max-events`).
+    fn done(&self) -> bool;
+    /// Takes one record; true when the output failed.
+    fn take(&mut self, item: &[u8]) -> bool;
+}
+
+/// Records read from one ring in a row, at most, before every empty ring is looked at
+/// again.
+const RUN_MAX: usize = 256;
+
+/// When a record was sent: the later of its two times (a returned call's exit, an
+/// entry's or an event's own time); 0 for bytes too short to carry them, which go
+/// first (the consumer throws them away).
+pub(super) fn sent_ns(item: &[u8]) -> u64 {
+    let at = |offset: usize| {
+        item.get(offset..offset + 8)
+            .map_or(0, |b| u64::from_ne_bytes(b.try_into().unwrap_or([0; 8])))
+    };
+    at(core::mem::offset_of!(SyscallRecord, enter_ns))
+        .max(at(core::mem::offset_of!(SyscallRecord, exit_ns)))
+}
+
+/// Per ring, the record read from it that waits for an older one of another ring.
+pub(super) struct Merge {
+    held: Vec<Held>,
+}
+
+#[derive(Default)]
+struct Held {
+    bytes: Vec<u8>,
+    sent_ns: u64,
+    full: bool,
+}
+
+impl Held {
+    fn keep(&mut self, item: &[u8], sent_ns: u64) {
+        self.bytes.clear();
+        self.bytes.extend_from_slice(item);
+        self.sent_ns = sent_ns;
+        self.full = true;
+    }
+}
+
+impl Merge {
+    pub fn new(rings: usize) -> Merge {
+        Merge {
+            held: (0..rings).map(|_| Held::default()).collect(),
+        }
+    }
+
+    /// Hands up to `budget` records to `taker`, oldest first.
+    pub fn drain<R: Ring>(
+        &mut self,
+        rings: &mut [R],
+        budget: usize,
+        taker: &mut impl Taker,
+    ) -> Drained {
+        let mut left = budget;
+        loop {
+            if taker.done() {
+                return Drained::Stop;
+            }
+            if left == 0 {
+                return Drained::Behind;
+            }
+            for (ring, held) in rings.iter_mut().zip(&mut self.held) {
+                if !held.full {
+                    ring.with_next(|item| held.keep(item, sent_ns(item)));
+                }
+            }
+            let Some(i) = self.oldest(None) else {
+                return Drained::Empty;
+            };
+            left -= 1;
+            self.held[i].full = false;
+            if taker.take(&self.held[i].bytes) {
+                return Drained::Stop;
+            }
+            // Then the same ring's next records, read in place while none held from
+            // another ring is older.
+            let others = self
+                .oldest(Some(i))
+                .map_or(u64::MAX, |j| self.held[j].sent_ns);
+            let held = &mut self.held[i];
+            for _ in 0..RUN_MAX {
+                if left == 0 || taker.done() {
+                    break;
+                }
+                let took = rings[i].with_next(|item| {
+                    let sent = sent_ns(item);
+                    if sent <= others {
+                        Some(taker.take(item))
+                    } else {
+                        held.keep(item, sent);
+                        None
+                    }
+                });
+                match took {
+                    Some(Some(failed)) => {
+                        left -= 1;
+                        if failed {
+                            return Drained::Stop;
+                        }
+                    }
+                    // Empty, or its next record waits.
+                    Some(None) | None => break,
+                }
+            }
+        }
+    }
+
+    /// Throws away what the rings and the merge still hold; how many records.
+    pub fn discard<R: Ring>(&mut self, rings: &mut [R]) -> u64 {
+        let mut n = 0;
+        for held in &mut self.held {
+            n += u64::from(held.full);
+            held.full = false;
+        }
+        for ring in rings {
+            while ring.with_next(|_| ()).is_some() {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// The ring whose held record is the oldest, but `except`.
+    fn oldest(&self, except: Option<usize>) -> Option<usize> {
+        self.held
+            .iter()
+            .enumerate()
+            .filter(|&(i, h)| h.full && Some(i) != except)
+            .min_by_key(|(_, h)| h.sent_ns)
+            .map(|(i, _)| i)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+
+    use super::*;
+
+    /// A ring of records that are their time and a tag.
+    #[derive(Default)]
+    struct TestRing(VecDeque<Vec<u8>>);
+
+    impl Ring for TestRing {
+        fn with_next<R>(&mut self, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+            self.0.pop_front().map(|item| f(&item))
+        }
+    }
+
+    /// An exit record sent at `ns`, tagged in `nr`.
+    fn record(ns: u64, tag: u32) -> Vec<u8> {
+        let mut rec = vec![0u8; trace_common::record::SYSCALL_RECORD_SIZE];
+        rec[4..8].copy_from_slice(&tag.to_ne_bytes());
+        rec[24..32].copy_from_slice(&ns.to_ne_bytes());
+        rec
+    }
+
+    fn rings(each: &[&[u64]]) -> Vec<TestRing> {
+        each.iter()
+            .map(|times| TestRing(times.iter().map(|&ns| record(ns, ns as u32)).collect()))
+            .collect()
+    }
+
+    #[derive(Default)]
+    struct Taken {
+        tags: Vec<u32>,
+        max: Option<usize>,
+        fail_at: Option<usize>,
+    }
+
+    impl Taker for Taken {
+        fn done(&self) -> bool {
+            self.max.is_some_and(|m| self.tags.len() >= m)
+        }
+        fn take(&mut self, item: &[u8]) -> bool {
+            self.tags
+                .push(u32::from_ne_bytes(item[4..8].try_into().unwrap()));
+            self.fail_at == Some(self.tags.len())
+        }
+    }
+
+    #[test]
+    fn records_of_several_rings_come_out_oldest_first() {
+        let mut r = rings(&[&[1, 4, 5, 9], &[2, 3, 8], &[], &[6, 7]]);
+        let mut m = Merge::new(r.len());
+        let mut t = Taken::default();
+        assert_eq!(m.drain(&mut r, usize::MAX, &mut t), Drained::Empty);
+        assert_eq!(t.tags, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    }
+
+    #[test]
+    fn one_ring_keeps_its_own_order() {
+        // Times out of order within a ring (a program interrupted by another) stay as
+        // the ring has them.
+        let mut r = rings(&[&[3, 1, 2]]);
+        let mut m = Merge::new(1);
+        let mut t = Taken::default();
+        m.drain(&mut r, usize::MAX, &mut t);
+        assert_eq!(t.tags, [3, 1, 2]);
+    }
+
+    #[test]
+    fn a_batch_stops_at_its_budget_and_the_next_goes_on_in_order() {
+        let mut r = rings(&[&[1, 3, 5, 7], &[2, 4, 6, 8]]);
+        let mut m = Merge::new(2);
+        let mut t = Taken::default();
+        assert_eq!(m.drain(&mut r, 3, &mut t), Drained::Behind);
+        assert_eq!(t.tags, [1, 2, 3]);
+        // A record that came meanwhile, to the ring that was behind.
+        r[1].0.push_back(record(9, 9));
+        assert_eq!(m.drain(&mut r, usize::MAX, &mut t), Drained::Empty);
+        assert_eq!(t.tags, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    }
+
+    #[test]
+    fn a_long_run_of_one_ring_is_read_in_place_and_interleaves_with_the_other() {
+        let a: Vec<u64> = (0..1000).map(|i| 2 * i).collect();
+        let b: Vec<u64> = (0..1000).map(|i| 2 * i + 1).collect();
+        let mut r = rings(&[&a, &b]);
+        let mut m = Merge::new(2);
+        let mut t = Taken::default();
+        m.drain(&mut r, usize::MAX, &mut t);
+        assert_eq!(t.tags, (0..2000).collect::<Vec<u32>>());
+    }
+
+    #[test]
+    fn max_events_and_a_failed_output_stop_the_merge() {
+        let mut r = rings(&[&[1, 3], &[2, 4]]);
+        let mut m = Merge::new(2);
+        let mut t = Taken {
+            max: Some(2),
+            ..Taken::default()
+        };
+        assert_eq!(m.drain(&mut r, usize::MAX, &mut t), Drained::Stop);
+        assert_eq!(t.tags, [1, 2]);
+        let mut t = Taken {
+            fail_at: Some(1),
+            ..Taken::default()
+        };
+        assert_eq!(m.drain(&mut r, usize::MAX, &mut t), Drained::Stop);
+        assert_eq!(t.tags, [3]);
+        // What is left, held or in the rings, is counted when thrown away.
+        assert_eq!(m.discard(&mut r), 1);
+    }
+
+    #[test]
+    fn short_bytes_have_no_time_and_go_first() {
+        assert_eq!(sent_ns(b"short"), 0);
+        assert_eq!(sent_ns(&record(7, 0)), 7);
+        let mut entry = record(0, 0);
+        entry[16..24].copy_from_slice(&5u64.to_ne_bytes());
+        assert_eq!(sent_ns(&entry), 5);
+    }
+}
