@@ -895,7 +895,11 @@ mod tests {
         assert_eq!(ring_count(Some("1")), Ok(Some(1)));
         assert_eq!(ring_count(Some(" 8")), Ok(Some(8)));
         for bad in ["0", "9", "-1", "two", ""] {
-            assert_eq!(ring_count(Some(bad)), Err(ConfigError::BadRings(bad.into())), "{bad}");
+            assert_eq!(
+                ring_count(Some(bad)),
+                Err(ConfigError::BadRings(bad.into())),
+                "{bad}"
+            );
         }
         assert_eq!(
             ConfigError::BadRings("9".into()).to_string(),

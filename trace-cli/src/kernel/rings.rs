@@ -63,10 +63,13 @@ mod tests {
 
     #[test]
     fn rtrace_rings_forces_the_count_and_the_default_share() {
-        assert_eq!(layout(None, Some(1), 64), RingLayout {
-            count: 1,
-            bytes: 8 << 20
-        });
+        assert_eq!(
+            layout(None, Some(1), 64),
+            RingLayout {
+                count: 1,
+                bytes: 8 << 20
+            }
+        );
         assert_eq!(layout(None, Some(4), 2).count, 4);
     }
 
