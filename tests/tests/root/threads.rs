@@ -309,3 +309,72 @@ fn t_of_a_thread_that_execs_follows_it_and_ends() {
         drop(proc_);
     }
 }
+
+/// Two threads that each move to the other CPU before every call: each call of a thread
+/// goes to a different CPU's ring than its last. The calls are `close(N)` of fds that are
+/// not open, N counting up per thread.
+const CPU_HOPPER: &str = r#"
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <unistd.h>
+#define CALLS 2000
+static void *hop(void *arg) {
+    long base = (long)arg;
+    for (int i = 0; i < CALLS; i++) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET((i + base / 10000) % 2, &set);
+        if (sched_setaffinity(0, sizeof set, &set)) exit(3);
+        close(base + i);
+    }
+    return 0;
+}
+int main(void) {
+    pthread_t a, b;
+    pthread_create(&a, 0, hop, (void *)10000L);
+    pthread_create(&b, 0, hop, (void *)20000L);
+    pthread_join(a, 0);
+    pthread_join(b, 0);
+    return 0;
+}
+"#;
+
+#[test]
+fn a_thread_moving_between_cpus_has_its_calls_in_order() {
+    if !bpf_ready("a_thread_moving_between_cpus_has_its_calls_in_order") {
+        return;
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert!(
+        cpus >= 2,
+        "this test moves threads between two CPUs; {cpus} here"
+    );
+    let (_dir, bin) = program("cpu_hopper", CPU_HOPPER);
+    let r = traced(None, &["-e", "close"], &bin);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let mut per_thread: std::collections::BTreeMap<u32, Vec<u64>> = Default::default();
+    for l in r.stderr.lines().filter_map(parse_line) {
+        if l.name != "close" {
+            continue;
+        }
+        let fd: u64 = l
+            .args
+            .strip_prefix("fd: ")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("close's argument: {:?}{r}", l.args));
+        if fd >= 10000 {
+            per_thread.entry(l.tid).or_default().push(fd);
+        }
+    }
+    assert_eq!(per_thread.len(), 2, "{r}");
+    for (tid, fds) in &per_thread {
+        let base = fds[0] - fds[0] % 10000;
+        let want: Vec<u64> = (base..base + 2000).collect();
+        assert!(
+            fds == &want,
+            "thread {tid}: its calls out of order or missing{r}"
+        );
+    }
+}

@@ -566,7 +566,8 @@ impl Rings {
     fn drain(&mut self, printer: &mut dyn Consumer, out: &mut Sink, budget: usize) -> Drained {
         printer.keep_up();
         let mut feed = Feed { printer, out };
-        self.merge.drain(&mut self.fds, budget, &mut feed)
+        self.merge
+            .drain(&mut self.fds, budget, &mut feed, crate::clock::monotonic_ns)
     }
 
     /// Throws away what is left; how many records.

@@ -5,9 +5,11 @@
 //! thread that blocks in a call on one CPU and returns on another sends its entry and
 //! its exit to different rings. The merge keeps the first unread record of each ring
 //! and hands on the oldest, by the time it was sent, as perf orders its per-CPU
-//! buffers. A ring found empty is looked at again after a while
-//! (`RUN_MAX`), not before each record: a record it gets meanwhile with an older time
-//! than those handed on comes a little out of order, never lost.
+//! buffers. A ring found empty is looked at again before a record sent after that look
+//! is handed on, so each thread's records come out in the order it sent them; records
+//! of different threads may still cross by the few hundred nanoseconds a record takes
+//! to write (one begun before a look and finished after it), as in perf's per-CPU
+//! buffers without its sorting window.
 //!
 //! A ring's records are read in place while they come first; only a record that must
 //! wait for another ring's is copied (into a buffer kept for its ring).
@@ -56,6 +58,8 @@ struct Held {
     bytes: Vec<u8>,
     sent_ns: u64,
     full: bool,
+    /// When empty: the clock read before the ring was last found so.
+    empty_at: u64,
 }
 
 impl Held {
@@ -80,8 +84,10 @@ impl Merge {
         rings: &mut [R],
         budget: usize,
         taker: &mut impl Taker,
+        mut now: impl FnMut() -> u64,
     ) -> Drained {
         let mut left = budget;
+        let mut looked_again = false;
         loop {
             if taker.done() {
                 return Drained::Stop;
@@ -89,24 +95,42 @@ impl Merge {
             if left == 0 {
                 return Drained::Behind;
             }
+            // Read before the looks: a ring found empty holds nothing sent before it
+            // but what is still being written.
+            let before = if self.held.iter().any(|h| !h.full) {
+                now()
+            } else {
+                0
+            };
             for (ring, held) in rings.iter_mut().zip(&mut self.held) {
-                if !held.full {
-                    ring.with_next(|item| held.keep(item, sent_ns(item)));
+                if !held.full
+                    && ring
+                        .with_next(|item| held.keep(item, sent_ns(item)))
+                        .is_none()
+                {
+                    held.empty_at = before;
                 }
             }
-            let Some(i) = self.oldest(None) else {
+            let Some(i) = self.oldest() else {
                 return Drained::Empty;
             };
+            // A ring found empty before this record was sent may have got one of the same
+            // thread's since, older than it (sent on the CPU the thread left): look again
+            // first, once (the record was sent before this new look, so the look settles
+            // it, whatever else comes meanwhile).
+            if self.held[i].sent_ns > self.bound(i) && !looked_again {
+                looked_again = true;
+                continue;
+            }
+            looked_again = false;
             left -= 1;
             self.held[i].full = false;
             if taker.take(&self.held[i].bytes) {
                 return Drained::Stop;
             }
-            // Then the same ring's next records, read in place while none held from
-            // another ring is older.
-            let others = self
-                .oldest(Some(i))
-                .map_or(u64::MAX, |j| self.held[j].sent_ns);
+            // Then the same ring's next records, read in place while they come before
+            // everything the other rings hold or may yet get.
+            let others = self.bound(i);
             let held = &mut self.held[i];
             for _ in 0..RUN_MAX {
                 if left == 0 || taker.done() {
@@ -150,20 +174,35 @@ impl Merge {
         n
     }
 
-    /// The ring whose held record is the oldest, but `except`.
-    fn oldest(&self, except: Option<usize>) -> Option<usize> {
+    /// The ring whose held record is the oldest.
+    fn oldest(&self) -> Option<usize> {
         self.held
             .iter()
             .enumerate()
-            .filter(|&(i, h)| h.full && Some(i) != except)
+            .filter(|(_, h)| h.full)
             .min_by_key(|(_, h)| h.sent_ns)
             .map(|(i, _)| i)
+    }
+
+    /// How late a record of ring `i` may have been sent and still go before everything
+    /// the other rings hold or may yet get: the oldest they hold, and for a ring found
+    /// empty, the time before that look. A thread's records go out in the order it sent
+    /// them, whatever CPUs it moved between: its record on another ring was written
+    /// before the later one was begun, so before a look taken after the later was sent.
+    fn bound(&self, i: usize) -> u64 {
+        self.held
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(_, h)| if h.full { h.sent_ns } else { h.empty_at })
+            .min()
+            .unwrap_or(u64::MAX)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::collections::VecDeque;
+    use std::{cell::Cell, collections::VecDeque, rc::Rc};
 
     use super::*;
 
@@ -198,6 +237,11 @@ mod tests {
         fail_at: Option<usize>,
     }
 
+    /// A clock later than every record: a ring found empty has nothing older to come.
+    fn after_all() -> u64 {
+        u64::MAX
+    }
+
     impl Taker for Taken {
         fn done(&self) -> bool {
             self.max.is_some_and(|m| self.tags.len() >= m)
@@ -214,7 +258,10 @@ mod tests {
         let mut r = rings(&[&[1, 4, 5, 9], &[2, 3, 8], &[], &[6, 7]]);
         let mut m = Merge::new(r.len());
         let mut t = Taken::default();
-        assert_eq!(m.drain(&mut r, usize::MAX, &mut t), Drained::Empty);
+        assert_eq!(
+            m.drain(&mut r, usize::MAX, &mut t, after_all),
+            Drained::Empty
+        );
         assert_eq!(t.tags, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
     }
 
@@ -225,7 +272,7 @@ mod tests {
         let mut r = rings(&[&[3, 1, 2]]);
         let mut m = Merge::new(1);
         let mut t = Taken::default();
-        m.drain(&mut r, usize::MAX, &mut t);
+        m.drain(&mut r, usize::MAX, &mut t, after_all);
         assert_eq!(t.tags, [3, 1, 2]);
     }
 
@@ -234,11 +281,14 @@ mod tests {
         let mut r = rings(&[&[1, 3, 5, 7], &[2, 4, 6, 8]]);
         let mut m = Merge::new(2);
         let mut t = Taken::default();
-        assert_eq!(m.drain(&mut r, 3, &mut t), Drained::Behind);
+        assert_eq!(m.drain(&mut r, 3, &mut t, after_all), Drained::Behind);
         assert_eq!(t.tags, [1, 2, 3]);
         // A record that came meanwhile, to the ring that was behind.
         r[1].0.push_back(record(9, 9));
-        assert_eq!(m.drain(&mut r, usize::MAX, &mut t), Drained::Empty);
+        assert_eq!(
+            m.drain(&mut r, usize::MAX, &mut t, after_all),
+            Drained::Empty
+        );
         assert_eq!(t.tags, [1, 2, 3, 4, 5, 6, 7, 8, 9]);
     }
 
@@ -249,7 +299,7 @@ mod tests {
         let mut r = rings(&[&a, &b]);
         let mut m = Merge::new(2);
         let mut t = Taken::default();
-        m.drain(&mut r, usize::MAX, &mut t);
+        m.drain(&mut r, usize::MAX, &mut t, after_all);
         assert_eq!(t.tags, (0..2000).collect::<Vec<u32>>());
     }
 
@@ -261,16 +311,66 @@ mod tests {
             max: Some(2),
             ..Taken::default()
         };
-        assert_eq!(m.drain(&mut r, usize::MAX, &mut t), Drained::Stop);
+        assert_eq!(
+            m.drain(&mut r, usize::MAX, &mut t, after_all),
+            Drained::Stop
+        );
         assert_eq!(t.tags, [1, 2]);
         let mut t = Taken {
             fail_at: Some(1),
             ..Taken::default()
         };
-        assert_eq!(m.drain(&mut r, usize::MAX, &mut t), Drained::Stop);
+        assert_eq!(
+            m.drain(&mut r, usize::MAX, &mut t, after_all),
+            Drained::Stop
+        );
         assert_eq!(t.tags, [3]);
         // What is left, held or in the rings, is counted when thrown away.
         assert_eq!(m.discard(&mut r), 1);
+    }
+
+    /// A ring whose records show once the reader's clock reaches their commit time; each
+    /// look at any ring takes the clock on by `STEP`.
+    struct TimedRing {
+        items: VecDeque<(u64, Vec<u8>)>,
+        now: Rc<Cell<u64>>,
+    }
+
+    const STEP: u64 = 10;
+
+    impl Ring for TimedRing {
+        fn with_next<R>(&mut self, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
+            self.now.set(self.now.get() + STEP);
+            if self.items.front()?.0 > self.now.get() {
+                return None;
+            }
+            self.items.pop_front().map(|(_, item)| f(&item))
+        }
+    }
+
+    #[test]
+    fn a_thread_that_moved_ring_keeps_its_order() {
+        // A thread sends A (at 40) to ring 0 just after the reader found ring 0 empty,
+        // moves CPU and sends B (at 50) to ring 1, behind nine older records there.
+        // B must not come out before A.
+        let now = Rc::new(Cell::new(0));
+        let ring0 = TimedRing {
+            items: [(45, record(40, 40))].into(),
+            now: now.clone(),
+        };
+        let mut ring1 = TimedRing {
+            items: (1..10).map(|ns| (0, record(ns, ns as u32))).collect(),
+            now: now.clone(),
+        };
+        ring1.items.push_back((50, record(50, 50)));
+        let mut r = [ring0, ring1];
+        let mut m = Merge::new(2);
+        let mut t = Taken::default();
+        let clock = || now.get();
+        while m.drain(&mut r, usize::MAX, &mut t, clock) != Drained::Empty || t.tags.len() < 11 {
+            assert!(now.get() < 10_000, "stuck: {:?}", t.tags);
+        }
+        assert_eq!(t.tags, [1, 2, 3, 4, 5, 6, 7, 8, 9, 40, 50]);
     }
 
     #[test]
