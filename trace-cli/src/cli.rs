@@ -284,7 +284,8 @@ pub struct Args {
     #[arg(long = "no-envp", overrides_with = "envp", hide = true)]
     pub no_envp: bool,
 
-    /// Ring buffer size: pages, or a size with a K/M/G suffix (a power of two).
+    /// Each ring buffer's size (one ring per CPU, up to 8): pages, or a size with a K/M/G
+    /// suffix (a power of two).
     #[arg(
         short = 'm',
         long = "mmap-pages",

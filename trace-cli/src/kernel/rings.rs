@@ -3,9 +3,11 @@
 //! One ring per CPU, up to `MAX_RINGS` (CPUs beyond share them, by `cpu % count`):
 //! writers on two CPUs sharing one ring wait for its lock and pull its positions'
 //! cache lines back and forth, which on a multi-threaded program cost more than the
-//! record. `-m` sizes each ring, as perf's sizes each CPU's buffer. Without it, the
-//! rings share 8 MiB, each at least 2 MiB: one thread writes to one ring at a time,
-//! and must find room there while the reader is away.
+//! record. `-m` sizes each ring, as perf's sizes each CPU's buffer. Without it, 8 MiB
+//! is divided among the rings (by their count rounded down to a power of two), each
+//! at least 2 MiB: 8 MiB for one, 4 MiB each for two or three, 2 MiB each for four to
+//! eight. A thread writes to one ring at a time, and must find room there while the
+//! reader is away.
 
 use trace_common::maps::MAX_RINGS;
 
@@ -34,9 +36,14 @@ pub fn layout(requested: Option<u32>, count: Option<u32>, cpus: usize) -> RingLa
     RingLayout { count, bytes }
 }
 
-/// The CPUs the kernel may ever run (ids up to the highest possible one).
-pub fn possible_cpus() -> usize {
-    aya::util::nr_cpus().unwrap_or(1)
+/// The CPUs to give a ring each: ids up to the highest online one. Not the possible
+/// CPUs, which a VM may count in the hundreds with two online: a CPU brought online
+/// later shares a ring (`cpu % count`), which costs it speed, never records.
+pub fn online_cpus() -> usize {
+    aya::util::online_cpus()
+        .ok()
+        .and_then(|cpus| cpus.into_iter().max())
+        .map_or(1, |highest| highest as usize + 1)
 }
 
 #[cfg(test)]

@@ -161,7 +161,7 @@ fn settings(
         fd_inodes,
         view,
         group_exit,
-        rings: rings::layout(cfg.ring_bytes, cfg.ring_count, rings::possible_cpus()),
+        rings: rings::layout(cfg.ring_bytes, cfg.ring_count, rings::online_cpus()),
         summary_flags: summary_flags(cfg.summary.as_ref(), cfg.timeline.is_some()),
         selective: cfg.selection.is_some(),
         pid_map_entries: cfg.pid_map_entries,
