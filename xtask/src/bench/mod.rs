@@ -44,8 +44,9 @@ enum Tracer {
     Untraced,
     Floor(&'static str),
     Rtrace(&'static [&'static str]),
-    /// rtrace with `RTRACE_SYSCALL_HOOKS=raw` (`-e` on the raw syscall tracepoints).
-    RtraceRaw(&'static [&'static str]),
+    /// rtrace with a setting of its environment: `RTRACE_SYSCALL_HOOKS=raw` (`-e` on the
+    /// raw syscall tracepoints), `RTRACE_RINGS=1` (one ring shared by every CPU).
+    RtraceEnv(&'static str, &'static [&'static str]),
     /// The static (musl, mimalloc) rtrace `cargo xtask dist` ships.
     RtraceStatic(&'static [&'static str]),
     Perf(&'static [&'static str]),
@@ -72,9 +73,7 @@ impl Tracer {
             Tracer::Untraced => "untraced".into(),
             Tracer::Floor(kind) => format!("floor: {kind}"),
             Tracer::Rtrace(a) => with("rtrace", a),
-            Tracer::RtraceRaw(a) => {
-                format!("{}, RTRACE_SYSCALL_HOOKS=raw", with("rtrace", a))
-            }
+            Tracer::RtraceEnv(var, a) => format!("{}, {var}", with("rtrace", a)),
             Tracer::RtraceStatic(a) => format!("{} (static build)", with("rtrace", a)),
             Tracer::Perf(a) => with("perf trace", a),
             Tracer::Strace(a) => with("strace -f", a),
@@ -106,9 +105,9 @@ impl Tracer {
                 v.push(kind.into());
                 v.push("--".into());
             }
-            Tracer::Rtrace(a) | Tracer::RtraceRaw(a) | Tracer::RtraceStatic(a) => {
-                if matches!(self, Tracer::RtraceRaw(_)) {
-                    v.extend(["env".into(), "RTRACE_SYSCALL_HOOKS=raw".into()]);
+            Tracer::Rtrace(a) | Tracer::RtraceEnv(_, a) | Tracer::RtraceStatic(a) => {
+                if let Tracer::RtraceEnv(var, _) = self {
+                    v.extend(["env".into(), var.into()]);
                 }
                 let bin = match self {
                     Tracer::RtraceStatic(_) => &bins.rtrace_static,
@@ -144,17 +143,18 @@ impl Tracer {
 const FAULTS: &[&str] = &["-F", "all", "--no-syscalls"];
 const CHAINS: &[&str] = &["--call-graph", "fp"];
 
-const TRACERS: [Tracer; 21] = [
+const TRACERS: [Tracer; 22] = [
     Tracer::Untraced,
     Tracer::Floor("count"),
     Tracer::Floor("duration"),
     Tracer::Floor("ring"),
     Tracer::Floor("openat"),
     Tracer::Rtrace(&[]),
+    Tracer::RtraceEnv("RTRACE_RINGS=1", &[]),
     Tracer::Rtrace(&["-s"]),
     Tracer::Rtrace(&["-s", "--hist"]),
     Tracer::Rtrace(&["-e", "openat"]),
-    Tracer::RtraceRaw(&["-e", "openat"]),
+    Tracer::RtraceEnv("RTRACE_SYSCALL_HOOKS=raw", &["-e", "openat"]),
     Tracer::Rtrace(FAULTS),
     Tracer::Rtrace(CHAINS),
     Tracer::RtraceStatic(&[]),
