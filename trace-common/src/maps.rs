@@ -21,7 +21,8 @@ pub const MAX_RINGS: usize = 8;
 pub const RINGS: [&str; MAX_RINGS] = [
     EVENTS, "events_1", "events_2", "events_3", "events_4", "events_5", "events_6", "events_7",
 ];
-/// The size of a ring the loader leaves unused (the least a ring buffer can be).
+/// The size of a ring the loader leaves unused: one page of 4 KiB (aya rounds a ring's
+/// size up to the page size, for kernels with larger pages).
 pub const UNUSED_RING_BYTES: u32 = 4096;
 /// Hash map, key: kernel tid of a child just forked by a traced task, value: the
 /// parent's `TRACE_*` flags, until the child first returns to user space.

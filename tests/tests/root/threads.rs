@@ -310,9 +310,9 @@ fn t_of_a_thread_that_execs_follows_it_and_ends() {
     }
 }
 
-/// Two threads that each move to the other CPU before every call: each call of a thread
-/// goes to a different CPU's ring than its last. The calls are `close(N)` of fds that are
-/// not open, N counting up per thread.
+/// Two threads that each move to the other of two CPUs (argv[1] and argv[2]) before every
+/// call: each call of a thread goes to a different CPU's ring than its last. The calls
+/// are `close(N)` of fds that are not open, N counting up per thread.
 const CPU_HOPPER: &str = r#"
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -320,18 +320,22 @@ const CPU_HOPPER: &str = r#"
 #include <stdlib.h>
 #include <unistd.h>
 #define CALLS 2000
+static int cpus[2];
 static void *hop(void *arg) {
     long base = (long)arg;
     for (int i = 0; i < CALLS; i++) {
         cpu_set_t set;
         CPU_ZERO(&set);
-        CPU_SET((i + base / 10000) % 2, &set);
+        CPU_SET(cpus[(i + base / 10000) % 2], &set);
         if (sched_setaffinity(0, sizeof set, &set)) exit(3);
         close(base + i);
     }
     return 0;
 }
-int main(void) {
+int main(int argc, char **argv) {
+    if (argc != 3) return 2;
+    cpus[0] = atoi(argv[1]);
+    cpus[1] = atoi(argv[2]);
     pthread_t a, b;
     pthread_create(&a, 0, hop, (void *)10000L);
     pthread_create(&b, 0, hop, (void *)20000L);
@@ -346,13 +350,19 @@ fn a_thread_moving_between_cpus_has_its_calls_in_order() {
     if !bpf_ready("a_thread_moving_between_cpus_has_its_calls_in_order") {
         return;
     }
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpus = allowed_cpus();
     assert!(
-        cpus >= 2,
-        "this test moves threads between two CPUs; {cpus} here"
+        cpus.len() >= 2,
+        "this test moves threads between two CPUs; this process may run on {cpus:?}"
     );
     let (_dir, bin) = program("cpu_hopper", CPU_HOPPER);
-    let r = traced(None, &["-e", "close"], &bin);
+    let r = run(
+        rtrace()
+            .args(["-e", "close", "--"])
+            .arg(&bin)
+            .args([cpus[0].to_string(), cpus[1].to_string()]),
+        Duration::from_secs(30),
+    );
     assert_eq!(r.code(), Some(0), "{r}");
     let mut per_thread: std::collections::BTreeMap<u32, Vec<u64>> = Default::default();
     for l in r.stderr.lines().filter_map(parse_line) {
@@ -377,4 +387,16 @@ fn a_thread_moving_between_cpus_has_its_calls_in_order() {
             "thread {tid}: its calls out of order or missing{r}"
         );
     }
+}
+
+/// The CPUs this process may run on.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is an empty set, which sched_getaffinity fills.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) } == 0;
+    assert!(ok, "sched_getaffinity: {}", std::io::Error::last_os_error());
+    (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: cpu is below CPU_SETSIZE.
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect()
 }

@@ -12,6 +12,7 @@ pub mod map_ops;
 pub mod pidns;
 pub mod privilege;
 pub mod resources;
+pub mod ring_positions;
 pub mod rings;
 pub mod sideband;
 pub mod stats_maps;

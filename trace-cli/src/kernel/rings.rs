@@ -24,7 +24,7 @@ pub struct RingLayout {
     pub bytes: u32,
 }
 
-/// The rings for `cpus` possible CPUs, each `requested` bytes (`-m`) or the default;
+/// The rings for `cpus` CPUs (`online_cpus`), each `requested` bytes (`-m`) or the default;
 /// `count` (`RTRACE_RINGS`) forces how many.
 pub fn layout(requested: Option<u32>, count: Option<u32>, cpus: usize) -> RingLayout {
     let count = count.map_or(cpus, |n| n as usize).clamp(1, MAX_RINGS) as u32;

@@ -35,6 +35,7 @@ use crate::{
         bpf_log::StderrLines,
         loader::{self, LoadError},
         map_ops::PidMapFd,
+        ring_positions::RingPositions,
         stats_maps,
         tracefs::Tracefs,
     },
@@ -519,14 +520,24 @@ pub(super) enum Drained {
 
 /// The rings the programs write, read as one (`merge`).
 struct Rings {
-    fds: Vec<AsyncFd<RingBuf<MapData>>>,
+    fds: Vec<WatchedRing>,
     merge: Merge,
 }
 
-impl Ring for AsyncFd<RingBuf<MapData>> {
+/// A ring, watched for the programs' wake-ups, and its positions.
+struct WatchedRing {
+    fd: AsyncFd<RingBuf<MapData>>,
+    positions: RingPositions,
+}
+
+impl Ring for WatchedRing {
     fn with_next<R>(&mut self, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
-        let item = self.get_mut().next()?;
+        let item = self.fd.get_mut().next()?;
         Some(f(&item))
+    }
+
+    fn unread(&self) -> bool {
+        self.positions.unread()
     }
 }
 
@@ -556,7 +567,10 @@ impl Rings {
                 what: "opening a ring buffer".into(),
                 source: io::Error::other(e),
             })?;
-            fds.push(watch(ring).map_err(io_err("watching a ring buffer"))?);
+            let positions = RingPositions::map(ring.as_fd())
+                .map_err(io_err("mapping a ring buffer's positions"))?;
+            let fd = watch(ring).map_err(io_err("watching a ring buffer"))?;
+            fds.push(WatchedRing { fd, positions });
         }
         let merge = Merge::new(fds.len());
         Ok(Rings { fds, merge })
@@ -580,8 +594,8 @@ impl Rings {
     async fn readable(&mut self) {
         std::future::poll_fn(|cx| {
             let mut any = false;
-            for fd in &mut self.fds {
-                if let Poll::Ready(Ok(mut ready)) = fd.poll_read_ready_mut(cx) {
+            for ring in &mut self.fds {
+                if let Poll::Ready(Ok(mut ready)) = ring.fd.poll_read_ready_mut(cx) {
                     ready.clear_ready();
                     any = true;
                 }

@@ -6,10 +6,12 @@
 //! its exit to different rings. The merge keeps the first unread record of each ring
 //! and hands on the oldest, by the time it was sent, as perf orders its per-CPU
 //! buffers. A ring found empty is looked at again before a record sent after that look
-//! is handed on, so each thread's records come out in the order it sent them; records
-//! of different threads may still cross by the few hundred nanoseconds a record takes
-//! to write (one begun before a look and finished after it), as in perf's per-CPU
-//! buffers without its sorting window.
+//! is handed on, and a ring whose first record is still being written (by a CPU that
+//! shares it; finished records of others may wait behind it) is waited for, so each
+//! thread's records come out in the order it sent them. Records of different threads
+//! may still cross by as long as a record takes to write (one begun before a look and
+//! finished after it: microseconds, with user memory or a call chain to read), as in
+//! perf's per-CPU buffers without its sorting window.
 //!
 //! A ring's records are read in place while they come first; only a record that must
 //! wait for another ring's is copied (into a buffer kept for its ring).
@@ -22,6 +24,9 @@ use super::event_loop::Drained;
 pub(super) trait Ring {
     /// Passes the next record to `f` and consumes it; `None` when there is none.
     fn with_next<R>(&mut self, f: impl FnOnce(&[u8]) -> R) -> Option<R>;
+    /// Whether the ring holds bytes not consumed, once `with_next` found no record: a
+    /// record still being written, which hides any finished behind it.
+    fn unread(&self) -> bool;
 }
 
 /// Where the merged records go.
@@ -35,6 +40,12 @@ pub(super) trait Taker {
 /// Records read from one ring in a row, at most, before every empty ring is looked at
 /// again.
 const RUN_MAX: usize = 256;
+
+/// How long the merge waits for a record being written that may hide an older one of
+/// the same thread (a ring shared by several CPUs) before it hands on what it holds:
+/// far longer than a program takes to write a record, short enough that a writer
+/// preempted mid-record (PREEMPT_RT) costs only order, never the reader's progress.
+const BLOCKED_WAIT_NS: u64 = 200_000;
 
 /// When a record was sent: the later of its two times (a returned call's exit, an
 /// entry's or an event's own time); 0 for bytes too short to carry them, which go
@@ -88,6 +99,7 @@ impl Merge {
     ) -> Drained {
         let mut left = budget;
         let mut looked_again = false;
+        let mut blocked_since = None;
         loop {
             if taker.done() {
                 return Drained::Stop;
@@ -102,13 +114,20 @@ impl Merge {
             } else {
                 0
             };
+            let mut blocked = false;
             for (ring, held) in rings.iter_mut().zip(&mut self.held) {
                 if !held.full
                     && ring
                         .with_next(|item| held.keep(item, sent_ns(item)))
                         .is_none()
                 {
-                    held.empty_at = before;
+                    // A ring whose first record is still being written is not empty: it
+                    // keeps the time it last was.
+                    if ring.unread() {
+                        blocked = true;
+                    } else {
+                        held.empty_at = before;
+                    }
                 }
             }
             let Some(i) = self.oldest() else {
@@ -116,13 +135,22 @@ impl Merge {
             };
             // A ring found empty before this record was sent may have got one of the same
             // thread's since, older than it (sent on the CPU the thread left): look again
-            // first, once (the record was sent before this new look, so the look settles
-            // it, whatever else comes meanwhile).
-            if self.held[i].sent_ns > self.bound(i) && !looked_again {
-                looked_again = true;
-                continue;
+            // first. Once is enough for an empty ring (the record was sent before the new
+            // look, so the look settles it, whatever else comes meanwhile); a blocked one
+            // is looked at until its record is written, for `BLOCKED_WAIT_NS` at most.
+            if self.held[i].sent_ns > self.bound(i) {
+                if blocked {
+                    let since = *blocked_since.get_or_insert(before);
+                    if before.saturating_sub(since) < BLOCKED_WAIT_NS {
+                        continue;
+                    }
+                } else if !looked_again {
+                    looked_again = true;
+                    continue;
+                }
             }
             looked_again = false;
+            blocked_since = None;
             left -= 1;
             self.held[i].full = false;
             if taker.take(&self.held[i].bytes) {
@@ -213,6 +241,9 @@ mod tests {
     impl Ring for TestRing {
         fn with_next<R>(&mut self, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
             self.0.pop_front().map(|item| f(&item))
+        }
+        fn unread(&self) -> bool {
+            !self.0.is_empty()
         }
     }
 
@@ -329,8 +360,9 @@ mod tests {
         assert_eq!(m.discard(&mut r), 1);
     }
 
-    /// A ring whose records show once the reader's clock reaches their commit time; each
-    /// look at any ring takes the clock on by `STEP`.
+    /// A ring whose records show once the reader's clock reaches their commit time, in
+    /// the ring's order (one being written hides those behind it); each look at any ring
+    /// takes the clock on by `STEP`.
     struct TimedRing {
         items: VecDeque<(u64, Vec<u8>)>,
         now: Rc<Cell<u64>>,
@@ -345,6 +377,12 @@ mod tests {
                 return None;
             }
             self.items.pop_front().map(|(_, item)| f(&item))
+        }
+        fn unread(&self) -> bool {
+            // Reserved once its time was taken.
+            self.items
+                .front()
+                .is_some_and(|(_, item)| sent_ns(item) <= self.now.get())
         }
     }
 
@@ -371,6 +409,55 @@ mod tests {
             assert!(now.get() < 10_000, "stuck: {:?}", t.tags);
         }
         assert_eq!(t.tags, [1, 2, 3, 4, 5, 6, 7, 8, 9, 40, 50]);
+    }
+
+    #[test]
+    fn a_record_being_written_in_a_shared_ring_holds_back_later_ones() {
+        // Ring 0 is shared by two CPUs: another thread's record Z (sent at 30) is being
+        // written until 200 while thread T's X (35) is finished behind it; T moves CPU
+        // and sends Y (50) to ring 1. X must come before Y.
+        let now = Rc::new(Cell::new(0));
+        let ring0 = TimedRing {
+            items: [(200, record(30, 30)), (40, record(35, 35))].into(),
+            now: now.clone(),
+        };
+        let ring1 = TimedRing {
+            items: [(50, record(50, 50))].into(),
+            now: now.clone(),
+        };
+        let mut r = [ring0, ring1];
+        let mut m = Merge::new(2);
+        let mut t = Taken::default();
+        let clock = || now.get();
+        while t.tags.len() < 3 {
+            m.drain(&mut r, usize::MAX, &mut t, clock);
+            assert!(now.get() < 10_000, "stuck: {:?}", t.tags);
+        }
+        assert_eq!(t.tags, [30, 35, 50]);
+    }
+
+    #[test]
+    fn a_ring_blocked_too_long_lets_the_others_go_on() {
+        // A record being written for longer than the merge waits (a preempted writer):
+        // the other ring's records go on, and the blocked one comes when written.
+        let now = Rc::new(Cell::new(0));
+        let ring0 = TimedRing {
+            items: [(BLOCKED_WAIT_NS * 3, record(5, 5))].into(),
+            now: now.clone(),
+        };
+        let ring1 = TimedRing {
+            items: [(0, record(10, 10)), (0, record(20, 20))].into(),
+            now: now.clone(),
+        };
+        let mut r = [ring0, ring1];
+        let mut m = Merge::new(2);
+        let mut t = Taken::default();
+        let clock = || now.get();
+        while t.tags.len() < 3 {
+            m.drain(&mut r, usize::MAX, &mut t, clock);
+            assert!(now.get() < BLOCKED_WAIT_NS * 10, "stuck: {:?}", t.tags);
+        }
+        assert_eq!(t.tags, [10, 20, 5]);
     }
 
     #[test]
