@@ -95,12 +95,22 @@ fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> SessionError {
 
 /// Runs the session; returns rtrace's exit status.
 pub fn run(cfg: Config) -> Result<i32, SessionError> {
-    let plan = Plan::settle(&cfg)?;
-    let mut out = open_output(&cfg)?;
-    let timeline = open_timeline(&cfg)?;
     // Start-up takes a while (seconds in an emulated kernel): a stop asked for meanwhile
     // ends it between its steps, before the command runs.
     let ended_by = |sig: i32, workload: bool| if workload { 128 + sig } else { 0 };
+    let plan = match Plan::settle(&cfg) {
+        Ok(plan) => plan,
+        // The feature probes load tiny programs, which the verifier gives up on when a
+        // signal is pending: a stop asked for then is the stop, not a missing feature.
+        Err(e) => {
+            return match crate::signals::early() {
+                Some(sig) => Ok(ended_by(sig, plan::command(&cfg).is_some())),
+                None => Err(e),
+            };
+        }
+    };
+    let mut out = open_output(&cfg)?;
+    let timeline = open_timeline(&cfg)?;
     if let Some(sig) = crate::signals::early() {
         return Ok(ended_by(sig, plan.argv.is_some()));
     }

@@ -31,6 +31,16 @@ pub(super) struct Plan<'c> {
     pub record_formats: Option<Formats>,
 }
 
+/// The command rtrace starts, if any.
+pub(super) fn command(cfg: &Config) -> Option<&Vec<OsString>> {
+    match &cfg.targets {
+        Targets::Workload(argv) => Some(argv),
+        Targets::System { workload, .. } => workload.as_ref(),
+        // `-p PID -- cmd`: the command runs untraced, for how long to trace.
+        Targets::Pids(_) | Targets::Tids(_) => cfg.timer.as_ref(),
+    }
+}
+
 impl<'c> Plan<'c> {
     pub fn settle(cfg: &'c Config) -> Result<Plan<'c>, SessionError> {
         privilege::check()?;
@@ -47,12 +57,7 @@ impl<'c> Plan<'c> {
         let kernel = lifecycle(cfg, exit_field)?;
         let (hooks, raw_because) = super::hooks::choose(cfg, ns.is_initial(), &tracefs);
         let settings = settings(cfg, &ns, kernel, hooks, &tp_events)?;
-        let argv = match &cfg.targets {
-            Targets::Workload(argv) => Some(argv),
-            Targets::System { workload, .. } => workload.as_ref(),
-            // `-p PID -- cmd`: the command runs untraced, for how long to trace.
-            Targets::Pids(_) | Targets::Tids(_) => cfg.timer.as_ref(),
-        };
+        let argv = command(cfg);
         let record_formats = cfg
             .record
             .then(|| super::record_header::read_formats(&tracefs, &tp_events));
