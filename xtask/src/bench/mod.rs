@@ -334,7 +334,7 @@ fn events(tracer: Tracer, out: &Path, stderr: &Path) -> (Option<u64>, Option<u64
                 .flatten();
             (report::floor_events(&said), lost)
         }
-        Tracer::Rtrace(a) | Tracer::RtraceStatic(a) | Tracer::Perf(a)
+        Tracer::Rtrace(a) | Tracer::RtraceEnv(_, a) | Tracer::RtraceStatic(a) | Tracer::Perf(a)
             if a.is_empty() || a == FAULTS || a == CHAINS =>
         {
             match lines() {
