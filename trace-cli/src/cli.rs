@@ -17,6 +17,7 @@ Environment:
   PERF_CONFIG             perf's config file; unset: /etc/perfconfig, then ~/.perfconfig
   RTRACE_PID_MAP_ENTRIES  tasks traced at once (default 8192)
   RTRACE_SUMMARY_ENTRIES  (thread, syscall) pairs a summary holds (default 65536)
+  RTRACE_RINGS            ring buffers the programs write, 1 to 8 (default: one per CPU)
   RTRACE_SYSCALL_HOOKS=raw|events  where -e's programs run, forced: the raw syscall
                           tracepoints, or the chosen calls' own events (the default
                           for 64-bit targets; a 32-bit task's calls have none)
@@ -472,6 +473,7 @@ mod tests {
         assert!(at("Summary:") < at("Accepted for perf compatibility"));
         at("RTRACE_PID_MAP_ENTRIES");
         at("RTRACE_SUMMARY_ENTRIES");
+        at("RTRACE_RINGS");
         at("RTRACE_SYSCALL_HOOKS");
         at("PERF_CONFIG");
         at("Exit status:");
