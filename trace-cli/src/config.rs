@@ -97,27 +97,27 @@ pub const MAX_PID_MAP_ENTRIES: u32 = 4_194_304;
 
 /// `RTRACE_PID_MAP_ENTRIES`: the default when unset, else a number in range.
 pub fn pid_map_entries(var: Option<&str>) -> Result<u32, ConfigError> {
-    let Some(v) = var else {
-        return Ok(trace_common::maps::PID_MAP_ENTRIES);
-    };
+    var.map_or(Ok(trace_common::maps::PID_MAP_ENTRIES), |v| {
+        count_from_env(v, MAX_PID_MAP_ENTRIES)
+            .ok_or_else(|| ConfigError::BadPidMapEntries(v.into()))
+    })
+}
+
+/// A count from an environment variable: a number from 1 to `max`, blanks around it allowed.
+fn count_from_env(v: &str, max: u32) -> Option<u32> {
     v.trim()
         .parse::<u32>()
         .ok()
-        .filter(|n| (1..=MAX_PID_MAP_ENTRIES).contains(n))
-        .ok_or_else(|| ConfigError::BadPidMapEntries(v.into()))
+        .filter(|n| (1..=max).contains(n))
 }
 
 /// `RTRACE_RINGS`: `None` when unset (one ring per CPU), else a count in range.
 pub fn ring_count(var: Option<&str>) -> Result<Option<u32>, ConfigError> {
-    let Some(v) = var else {
-        return Ok(None);
-    };
-    v.trim()
-        .parse::<u32>()
-        .ok()
-        .filter(|n| (1..=trace_common::maps::MAX_RINGS as u32).contains(n))
-        .map(Some)
-        .ok_or_else(|| ConfigError::BadRings(v.into()))
+    var.map(|v| {
+        count_from_env(v, trace_common::maps::MAX_RINGS as u32)
+            .ok_or_else(|| ConfigError::BadRings(v.into()))
+    })
+    .transpose()
 }
 
 /// Whether to colour: `NO_COLOR` (set and not empty) says never; else `CLICOLOR_FORCE`
@@ -148,14 +148,10 @@ pub const MAX_SUMMARY_ENTRIES: u32 = 4_194_304;
 /// `RTRACE_SUMMARY_ENTRIES`: how many (thread, syscall) pairs, and (thread, syscall,
 /// errno) triples, the summary maps hold.
 pub fn summary_entries(var: Option<&str>) -> Result<u32, ConfigError> {
-    let Some(v) = var else {
-        return Ok(trace_common::stats::STATS_ENTRIES);
-    };
-    v.trim()
-        .parse::<u32>()
-        .ok()
-        .filter(|n| (1..=MAX_SUMMARY_ENTRIES).contains(n))
-        .ok_or_else(|| ConfigError::BadSummaryEntries(v.into()))
+    var.map_or(Ok(trace_common::stats::STATS_ENTRIES), |v| {
+        count_from_env(v, MAX_SUMMARY_ENTRIES)
+            .ok_or_else(|| ConfigError::BadSummaryEntries(v.into()))
+    })
 }
 
 #[derive(Clone, Debug, PartialEq)]

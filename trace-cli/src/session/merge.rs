@@ -108,8 +108,8 @@ impl Merge {
                 return Drained::Behind;
             }
             // Read before the looks: a ring found empty holds nothing sent before it
-            // but what is still being written.
-            let before = if self.held.iter().any(|h| !h.full) {
+            // but what is still being written. One ring has no other to wait for.
+            let before = if self.held.len() > 1 && self.held.iter().any(|h| !h.full) {
                 now()
             } else {
                 0
@@ -386,29 +386,49 @@ mod tests {
         }
     }
 
+    /// Timed rings sharing one clock: per ring, (commit time, record time) pairs.
+    fn timed_rings(each: &[&[(u64, u64)]]) -> (Vec<TimedRing>, Rc<Cell<u64>>) {
+        let now = Rc::new(Cell::new(0));
+        let rings = each
+            .iter()
+            .map(|items| TimedRing {
+                items: items
+                    .iter()
+                    .map(|&(at, ns)| (at, record(ns, ns as u32)))
+                    .collect(),
+                now: now.clone(),
+            })
+            .collect();
+        (rings, now)
+    }
+
+    /// Drains until `n` records came out; fails once the clock passes `limit`.
+    fn drain_until(rings: &mut [TimedRing], now: &Rc<Cell<u64>>, n: usize, limit: u64) -> Vec<u32> {
+        let mut m = Merge::new(rings.len());
+        let mut t = Taken::default();
+        while t.tags.len() < n {
+            m.drain(rings, usize::MAX, &mut t, || now.get());
+            assert!(now.get() < limit, "stuck: {:?}", t.tags);
+        }
+        assert_eq!(
+            m.drain(rings, usize::MAX, &mut t, || now.get()),
+            Drained::Empty
+        );
+        t.tags
+    }
+
     #[test]
     fn a_thread_that_moved_ring_keeps_its_order() {
         // A thread sends A (at 40) to ring 0 just after the reader found ring 0 empty,
         // moves CPU and sends B (at 50) to ring 1, behind nine older records there.
         // B must not come out before A.
-        let now = Rc::new(Cell::new(0));
-        let ring0 = TimedRing {
-            items: [(45, record(40, 40))].into(),
-            now: now.clone(),
-        };
-        let mut ring1 = TimedRing {
-            items: (1..10).map(|ns| (0, record(ns, ns as u32))).collect(),
-            now: now.clone(),
-        };
-        ring1.items.push_back((50, record(50, 50)));
-        let mut r = [ring0, ring1];
-        let mut m = Merge::new(2);
-        let mut t = Taken::default();
-        let clock = || now.get();
-        while m.drain(&mut r, usize::MAX, &mut t, clock) != Drained::Empty || t.tags.len() < 11 {
-            assert!(now.get() < 10_000, "stuck: {:?}", t.tags);
-        }
-        assert_eq!(t.tags, [1, 2, 3, 4, 5, 6, 7, 8, 9, 40, 50]);
+        let mut ring1: Vec<(u64, u64)> = (1..10).map(|ns| (0, ns)).collect();
+        ring1.push((50, 50));
+        let (mut r, now) = timed_rings(&[&[(45, 40)], &ring1]);
+        assert_eq!(
+            drain_until(&mut r, &now, 11, 10_000),
+            [1, 2, 3, 4, 5, 6, 7, 8, 9, 40, 50]
+        );
     }
 
     #[test]
@@ -416,48 +436,19 @@ mod tests {
         // Ring 0 is shared by two CPUs: another thread's record Z (sent at 30) is being
         // written until 200 while thread T's X (35) is finished behind it; T moves CPU
         // and sends Y (50) to ring 1. X must come before Y.
-        let now = Rc::new(Cell::new(0));
-        let ring0 = TimedRing {
-            items: [(200, record(30, 30)), (40, record(35, 35))].into(),
-            now: now.clone(),
-        };
-        let ring1 = TimedRing {
-            items: [(50, record(50, 50))].into(),
-            now: now.clone(),
-        };
-        let mut r = [ring0, ring1];
-        let mut m = Merge::new(2);
-        let mut t = Taken::default();
-        let clock = || now.get();
-        while t.tags.len() < 3 {
-            m.drain(&mut r, usize::MAX, &mut t, clock);
-            assert!(now.get() < 10_000, "stuck: {:?}", t.tags);
-        }
-        assert_eq!(t.tags, [30, 35, 50]);
+        let (mut r, now) = timed_rings(&[&[(200, 30), (40, 35)], &[(50, 50)]]);
+        assert_eq!(drain_until(&mut r, &now, 3, 10_000), [30, 35, 50]);
     }
 
     #[test]
     fn a_ring_blocked_too_long_lets_the_others_go_on() {
         // A record being written for longer than the merge waits (a preempted writer):
         // the other ring's records go on, and the blocked one comes when written.
-        let now = Rc::new(Cell::new(0));
-        let ring0 = TimedRing {
-            items: [(BLOCKED_WAIT_NS * 3, record(5, 5))].into(),
-            now: now.clone(),
-        };
-        let ring1 = TimedRing {
-            items: [(0, record(10, 10)), (0, record(20, 20))].into(),
-            now: now.clone(),
-        };
-        let mut r = [ring0, ring1];
-        let mut m = Merge::new(2);
-        let mut t = Taken::default();
-        let clock = || now.get();
-        while t.tags.len() < 3 {
-            m.drain(&mut r, usize::MAX, &mut t, clock);
-            assert!(now.get() < BLOCKED_WAIT_NS * 10, "stuck: {:?}", t.tags);
-        }
-        assert_eq!(t.tags, [10, 20, 5]);
+        let (mut r, now) = timed_rings(&[&[(BLOCKED_WAIT_NS * 3, 5)], &[(0, 10), (0, 20)]]);
+        assert_eq!(
+            drain_until(&mut r, &now, 3, BLOCKED_WAIT_NS * 10),
+            [10, 20, 5]
+        );
     }
 
     #[test]
