@@ -190,8 +190,12 @@ pub struct InflightCall {
     pub listed_gen: u64,
     pub listed: u32,
     pub listed_flags: u32,
+    /// The task's start (`task_struct.start_boottime`), read once and kept for the
+    /// summaries' keys (0: not read yet). The exec program clears it when a thread
+    /// takes its leader's place, and with it the leader's start.
+    pub start_ns: u64,
 }
-const _: () = assert!(core::mem::size_of::<InflightCall>() == 80);
+const _: () = assert!(core::mem::size_of::<InflightCall>() == 88);
 
 #[cfg(test)]
 mod tests {

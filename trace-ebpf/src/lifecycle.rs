@@ -219,6 +219,10 @@ fn on_exec(ctx: &RawTracePointContext) -> Option<()> {
             kernel_tid
         );
         took_over_leader(old_tid, kernel_tid);
+        // It took the leader's start time too: the one its storage kept is no more.
+        if let Some(call) = INFLIGHT.current(false) {
+            call.start_ns = 0;
+        }
     }
     let ids = current_ids()?;
     // SAFETY: a u32 value, copied.

@@ -18,39 +18,30 @@ use crate::{
 /// A record's room in this CPU's ring, and the flag to submit it with.
 #[inline(always)]
 pub(crate) fn reserve<T: 'static>() -> Option<(RingBufEntry<T>, u64)> {
-    #[inline(always)]
-    fn on<T: 'static>(ring: &RingBuf) -> Option<(RingBufEntry<T>, u64)> {
+    with_ring(|ring| {
         let slot = ring.reserve::<T>(0)?;
         Some((slot, wakeup::flag(ring)))
-    }
-    match index() {
-        1 => on(&EVENTS_1),
-        2 => on(&EVENTS_2),
-        3 => on(&EVENTS_3),
-        4 => on(&EVENTS_4),
-        5 => on(&EVENTS_5),
-        6 => on(&EVENTS_6),
-        7 => on(&EVENTS_7),
-        _ => on(&EVENTS),
-    }
+    })
 }
 
 /// Copies `bytes` into this CPU's ring as one record; false when it was full.
 #[inline(always)]
 pub(crate) fn output(bytes: &[u8]) -> bool {
-    #[inline(always)]
-    fn on(ring: &RingBuf, bytes: &[u8]) -> bool {
-        ring.output::<[u8]>(bytes, wakeup::flag(ring)).is_ok()
-    }
+    with_ring(|ring| ring.output::<[u8]>(bytes, wakeup::flag(ring)).is_ok())
+}
+
+/// Runs `f` on this CPU's ring, named as a constant in each arm (see above).
+#[inline(always)]
+fn with_ring<R>(f: impl Fn(&RingBuf) -> R) -> R {
     match index() {
-        1 => on(&EVENTS_1, bytes),
-        2 => on(&EVENTS_2, bytes),
-        3 => on(&EVENTS_3, bytes),
-        4 => on(&EVENTS_4, bytes),
-        5 => on(&EVENTS_5, bytes),
-        6 => on(&EVENTS_6, bytes),
-        7 => on(&EVENTS_7, bytes),
-        _ => on(&EVENTS, bytes),
+        1 => f(&EVENTS_1),
+        2 => f(&EVENTS_2),
+        3 => f(&EVENTS_3),
+        4 => f(&EVENTS_4),
+        5 => f(&EVENTS_5),
+        6 => f(&EVENTS_6),
+        7 => f(&EVENTS_7),
+        _ => f(&EVENTS),
     }
 }
 

@@ -9,6 +9,7 @@ use aya_ebpf::{
 };
 use trace_common::{
     maps::COUNTER_STATS_LOST,
+    record::InflightCall,
     stats::{
         ERRNO_ENTRIES, ErrnoKey, HIST_BUCKETS, STATS_ENTRIES, STATS_NR_FAULTS, STATS_TOTAL_ENTRIES,
         SUMMARY_AGGREGATE, SUMMARY_ERRNO, SUMMARY_HIST, SUMMARY_RECORDS, SUMMARY_TOTAL, StatsKey,
@@ -18,7 +19,7 @@ use trace_common::{
 
 use crate::{
     maps::bump,
-    task::{Ids, current_start_ns},
+    task::{Ids, kept_start_ns},
 };
 
 #[map(name = "syscall_stats")]
@@ -48,13 +49,14 @@ static ERRNO_STATS: HashMap<ErrnoKey, u64> = HashMap::with_max_entries(ERRNO_ENT
 #[map(name = "task_comm")]
 static TASK_COMM: HashMap<TaskKey, [u8; 16]> = HashMap::with_max_entries(STATS_ENTRIES, 0);
 
-/// The current thread's key: its tid and start time.
+/// The current thread's key: its tid and start time (kept in `storage`, the thread's
+/// own, when it has one).
 #[inline(always)]
-fn task_key(ids: &Ids) -> TaskKey {
+fn task_key(ids: &Ids, storage: Option<&mut InflightCall>) -> TaskKey {
     TaskKey {
         tid: ids.tid,
         _pad: 0,
-        start_ns: current_start_ns(),
+        start_ns: kept_start_ns(storage),
     }
 }
 
@@ -82,16 +84,29 @@ pub fn wants_records() -> bool {
 }
 
 /// One syscall seen: `dur_ns` 0 and `entry_seen` false for a return without its entry;
-/// `returned` false for an entry that never returns (exit, exit_group).
+/// `returned` false for an entry that never returns (exit, exit_group). `storage` is the
+/// thread's own, where it has one.
 #[inline(always)]
-pub fn account(ids: &Ids, nr: u32, dur_ns: u64, ret: i64, entry_seen: bool, returned: bool) {
+pub fn account(
+    ids: &Ids,
+    storage: Option<&mut InflightCall>,
+    nr: u32,
+    dur_ns: u64,
+    ret: i64,
+    entry_seen: bool,
+    returned: bool,
+) {
     let flags = SUMMARY_FLAGS.load();
     if flags & SUMMARY_AGGREGATE == 0 {
         return;
     }
     let total = flags & SUMMARY_TOTAL != 0;
     let key = StatsKey {
-        task: if total { no_task() } else { task_key(ids) },
+        task: if total {
+            no_task()
+        } else {
+            task_key(ids, storage)
+        },
         nr,
         _pad: 0,
     };
@@ -155,7 +170,7 @@ pub fn account_fault(ids: &Ids, kind: u32) {
         return;
     }
     let key = StatsKey {
-        task: task_key(ids),
+        task: task_key(ids, None),
         nr: STATS_NR_FAULTS[(kind & 1) as usize],
         _pad: 0,
     };

@@ -162,13 +162,13 @@ fn on_enter<C: EbpfContext>(
     };
     let now = now_ns();
     if class & CLASS_EXIT != 0 {
-        summary::account(&ids, nr, 0, 0, true, false);
+        summary::account(&ids, storage, nr, 0, 0, true, false);
         emit(REC_HAS_ENTRY, nr, &ids, now, 0, &args, 0);
         return Some(());
     }
     let Some(call) = storage.or_else(|| INFLIGHT.current(true)) else {
         // No storage for the entry: report the call now rather than lose it.
-        summary::account(&ids, nr, 0, 0, true, false);
+        summary::account(&ids, None, nr, 0, 0, true, false);
         emit(REC_HAS_ENTRY, nr, &ids, now, 0, &args, 0);
         return Some(());
     };
@@ -269,6 +269,7 @@ fn on_exit<C: EbpfContext>(
         let now = now_ns();
         summary::account(
             &ids,
+            Some(slot),
             call.nr,
             now.saturating_sub(call.enter_ns),
             ret,
@@ -320,7 +321,7 @@ fn on_exit<C: EbpfContext>(
     // A new child's return from clone/fork is shown (as perf does) but is not a call
     // the child made: the summary leaves it out, as strace -c does.
     if !(ret == 0 && class & CLASS_FORK != 0) {
-        summary::account(&ids, nr, 0, ret, false, true);
+        summary::account(&ids, None, nr, 0, ret, false, true);
     }
     let now = now_ns();
     call_chain(ctx, &ids, now);

@@ -185,6 +185,40 @@ fn an_exec_from_a_thread_keeps_the_process_traced() {
 }
 
 #[test]
+fn in_a_summary_a_thread_that_execs_joins_its_leaders_block() {
+    if !bpf_ready("in_a_summary_a_thread_that_execs_joins_its_leaders_block") {
+        return;
+    }
+    // The worker takes its leader's number and start time as it execs: its calls from
+    // then on are the leader's thread's, one block with both execve and the 20 getppid.
+    // The start time the kernel side keeps per thread must follow, or they went to a
+    // second block under the same number (seen, with the exec program's reset removed).
+    let (_dir, bin) = program("threadexecs", THREAD_EXEC);
+    let r = traced(None, &["-s"], &bin);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let heads: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with(" threadexecs ("))
+        .collect();
+    assert_eq!(heads.len(), 2, "the leader's block and the worker's{r}");
+    assert_ne!(
+        heads[0].split(',').next(),
+        heads[1].split(',').next(),
+        "two threads, not one twice{r}"
+    );
+    let row = |name: &str| -> Vec<Option<&str>> {
+        r.stderr
+            .lines()
+            .filter(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .map(|l| l.split_whitespace().nth(1))
+            .collect()
+    };
+    assert_eq!(row("getppid"), [Some("20")], "{r}");
+    assert_eq!(row("execve"), [Some("2")], "{r}");
+}
+
+#[test]
 fn at_vv_the_programs_say_which_thread_took_its_leaders_number() {
     if !bpf_ready("at_vv_the_programs_say_which_thread_took_its_leaders_number") {
         return;

@@ -67,7 +67,7 @@ pub const TARGETS: [Target; 3] = [
 /// clone, rt_sigreturn's frame, the legacy path calls, event names, the arm32 program).
 /// The whole suite passes too, but takes about 8.5 minutes under arm64 emulation on CI's
 /// two cores (the x86_64 kernels about 17 each, side by side); this takes about 2.5.
-pub const ARM64_SUBSET: [&str; 59] = [
+pub const ARM64_SUBSET: [&str; 60] = [
     "command::traces_a_command_with_its_syscalls_and_nothing_of_rtrace",
     "command::children_of_the_command_are_followed",
     "command::same_syscalls_as_strace_for_ls",
@@ -97,6 +97,7 @@ pub const ARM64_SUBSET: [&str; 59] = [
     "targets::pid_follows_the_children_it_forks",
     "threads::threads_that_outlive_their_leader_stay_traced",
     "threads::an_exec_from_a_thread_keeps_the_process_traced",
+    "threads::in_a_summary_a_thread_that_execs_joins_its_leaders_block",
     "threads::at_vv_the_programs_say_which_thread_took_its_leaders_number",
     "threads::p_of_a_process_whose_leader_exited_is_traced_until_its_last_thread",
     "threads::p_of_a_thread_id_traces_its_whole_process",
