@@ -33,7 +33,10 @@ use crate::{
         EXEC_ENVP, FORK_HANDOFF, INFLIGHT, bump, class_of, handoffs_bump, handoffs_waiting,
         selected, trace_insert,
     },
-    regs::{compat_syscall_args, is_compat, sigreturn_mask, syscall_args, syscall_nr, user_sp},
+    regs::{
+        compat_syscall_args, entry_regs, is_compat, sigreturn_mask, syscall_args, syscall_nr,
+        user_sp,
+    },
     rings, summary,
     task::{Ids, current_ids, target_flags, target_flags_kept},
 };
@@ -66,13 +69,13 @@ fn now_ns() -> u64 {
 pub fn sys_enter(ctx: RawTracePointContext) -> i32 {
     // TP_PROTO(struct pt_regs *regs, long id)
     let regs = ctx.arg::<*const u8>(0);
-    let compat = is_compat(regs);
+    let (compat, read) = entry_regs(regs, summary::wants_records());
     let raw_nr = ctx.arg::<u64>(1) as u32;
     let _ = on_enter(&ctx, syscall_index(raw_nr, compat), || {
-        let mut args = if compat {
-            compat_syscall_args(regs)?
-        } else {
-            syscall_args(regs)?
+        let mut args = match read {
+            Some(args) => args,
+            None if compat => compat_syscall_args(regs)?,
+            None => syscall_args(regs)?,
         };
         // rt_sigreturn has no arguments; its first slot carries where the mask it
         // restores lies (the reader shows it as `mask`).
