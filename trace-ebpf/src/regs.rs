@@ -1,78 +1,50 @@
-//! Syscall arguments from the `struct pt_regs` that the raw `sys_enter` tracepoint
-//! passes, per architecture (the raw tracepoint does not decode them for us).
+//! Syscall arguments from the `struct pt_regs` that the `sys_enter` / `sys_exit`
+//! tracepoints pass, per architecture (the raw tracepoint does not decode them for us).
+//!
+//! The programs are BTF-typed (`tp_btf`): `regs` comes typed by the kernel's BTF, so
+//! its slots are plain loads, which the verifier checks against the struct and the JIT
+//! guards as a probe read would, without a helper call (on an AMD host each call of
+//! `bpf_probe_read_kernel` cost a getppid storm about a tenth of its untraced time).
 
-use aya_ebpf::helpers::bpf_probe_read_kernel;
+/// The slot of `T` at `offset` bytes into the kernel's `struct pt_regs`.
+#[inline(always)]
+fn slot<T: Copy>(regs: *const u8, offset: usize) -> T {
+    // SAFETY: `regs` is the tracepoint's BTF-typed pt_regs; the verifier checks the
+    // offset and size against the kernel's struct, and a faulting load reads as zero.
+    unsafe { core::ptr::read_volatile(regs.add(offset).cast::<T>()) }
+}
 
 /// x86_64 `struct pt_regs` (arch/x86/include/asm/ptrace.h): r15 r14 r13 r12 bp bx r11
-/// r10 r9 r8 ax cx dx si di …; the syscall ABI passes di si dx r10 r8 r9. One read of
-/// the eight slots r10..di (offset 56) covers all six.
+/// r10 r9 r8 ax cx dx si di orig_ax ip cs flags sp ss, 8 bytes each; the syscall ABI
+/// passes di si dx r10 r8 r9.
 #[cfg(bpf_target_arch = "x86_64")]
 #[inline(always)]
 pub fn syscall_args(regs: *const u8) -> Option<[u64; 6]> {
-    // SAFETY: regs is the tracepoint's kernel pointer; the helper checks the read.
-    let r: [u64; 8] = unsafe { bpf_probe_read_kernel(regs.add(56).cast::<[u64; 8]>()) }.ok()?;
-    // r = [r10, r9, r8, ax, cx, dx, si, di]
-    Some([r[7], r[6], r[5], r[0], r[2], r[1]])
+    Some([
+        slot(regs, 112),
+        slot(regs, 104),
+        slot(regs, 96),
+        slot(regs, 56),
+        slot(regs, 72),
+        slot(regs, 64),
+    ])
 }
 
-/// The code segment of a 32-bit task (i386 on x86_64).
-#[cfg(bpf_target_arch = "x86_64")]
-const USER32_CS: u64 = 0x23;
-
-/// A 32-bit task (i386 on x86_64): its code segment is the 32-bit user one.
+/// A 32-bit task (i386 on x86_64): its code segment is the 32-bit user one (the low
+/// 16 bits of the slot: with FRED, the bits above hold other state).
 #[cfg(bpf_target_arch = "x86_64")]
 #[inline(always)]
 pub fn is_compat(regs: *const u8) -> bool {
-    // SAFETY: as above; `cs` is at offset 136.
-    unsafe { bpf_probe_read_kernel(regs.add(136).cast::<u64>()) }.is_ok_and(|cs| cs == USER32_CS)
+    const USER32_CS: u64 = 0x23;
+    slot::<u64>(regs, 136) & 0xffff == USER32_CS
 }
 
-/// What sys_enter reads of the registers: whether the task is 32-bit, and with
-/// `want_args` a 64-bit call's arguments, in one read of r10..cs (offset 56) where
-/// `is_compat` and `syscall_args` took two (a helper call is a tenth of a getppid's
-/// time on an AMD host). `None` arguments: not read (not wanted, or a 32-bit task's,
-/// which `compat_syscall_args` reads).
-#[cfg(bpf_target_arch = "x86_64")]
-#[inline(always)]
-pub fn entry_regs(regs: *const u8, want_args: bool) -> (bool, Option<[u64; 6]>) {
-    if !want_args {
-        return (is_compat(regs), None);
-    }
-    // SAFETY: as above.
-    let Ok(r) = (unsafe { bpf_probe_read_kernel(regs.add(56).cast::<[u64; 11]>()) }) else {
-        return (false, None);
-    };
-    // r = [r10, r9, r8, ax, cx, dx, si, di, orig_ax, ip, cs]
-    if r[10] == USER32_CS {
-        return (true, None);
-    }
-    (false, Some([r[7], r[6], r[5], r[0], r[2], r[1]]))
-}
-
-/// arm64: the arguments are read later, and only for a target (they are not next to
-/// pstate).
-#[cfg(not(bpf_target_arch = "x86_64"))]
-#[inline(always)]
-pub fn entry_regs(regs: *const u8, _want_args: bool) -> (bool, Option<[u64; 6]>) {
-    (is_compat(regs), None)
-}
-
-/// i386 passes its arguments in bx cx dx si di bp: one read of bp..di (offset 32).
+/// i386 passes its arguments in bx cx dx si di bp.
 #[cfg(bpf_target_arch = "x86_64")]
 #[inline(always)]
 pub fn compat_syscall_args(regs: *const u8) -> Option<[u64; 6]> {
-    // SAFETY: as above.
-    let r: [u64; 11] = unsafe { bpf_probe_read_kernel(regs.add(32).cast::<[u64; 11]>()) }.ok()?;
-    // r = [bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di]
-    let low = |v: u64| v & 0xffff_ffff;
-    Some([
-        low(r[1]),
-        low(r[7]),
-        low(r[8]),
-        low(r[9]),
-        low(r[10]),
-        low(r[0]),
-    ])
+    let low = |offset: usize| slot::<u64>(regs, offset) & 0xffff_ffff;
+    Some([low(40), low(88), low(96), low(104), low(112), low(32)])
 }
 
 /// An AArch32 task: the mode bit of pstate (after regs[31], sp and pc).
@@ -80,9 +52,7 @@ pub fn compat_syscall_args(regs: *const u8) -> Option<[u64; 6]> {
 #[inline(always)]
 pub fn is_compat(regs: *const u8) -> bool {
     const PSR_MODE32_BIT: u64 = 0x10;
-    // SAFETY: as above.
-    unsafe { bpf_probe_read_kernel(regs.add(264).cast::<u64>()) }
-        .is_ok_and(|p| p & PSR_MODE32_BIT != 0)
+    slot::<u64>(regs, 264) & PSR_MODE32_BIT != 0
 }
 
 #[cfg(bpf_target_arch = "aarch64")]
@@ -108,8 +78,14 @@ pub fn compat_syscall_args(_regs: *const u8) -> Option<[u64; 6]> {
 #[cfg(bpf_target_arch = "aarch64")]
 #[inline(always)]
 pub fn syscall_args(regs: *const u8) -> Option<[u64; 6]> {
-    // SAFETY: as above.
-    unsafe { bpf_probe_read_kernel(regs.cast::<[u64; 6]>()) }.ok()
+    Some([
+        slot(regs, 0),
+        slot(regs, 8),
+        slot(regs, 16),
+        slot(regs, 24),
+        slot(regs, 32),
+        slot(regs, 40),
+    ])
 }
 
 #[cfg(not(any(bpf_target_arch = "x86_64", bpf_target_arch = "aarch64")))]
@@ -118,25 +94,19 @@ pub fn syscall_args(_regs: *const u8) -> Option<[u64; 6]> {
     None
 }
 
-/// The syscall number at sys_exit, where the raw tracepoint passes only the return
-/// value: x86_64 keeps it in `orig_ax` (offset 120).
+/// The syscall number at sys_exit, where the tracepoint passes only the return value:
+/// x86_64 keeps it in `orig_ax` (offset 120).
 #[cfg(bpf_target_arch = "x86_64")]
 #[inline(always)]
 pub fn syscall_nr(regs: *const u8) -> Option<u32> {
-    // SAFETY: as above.
-    unsafe { bpf_probe_read_kernel(regs.add(120).cast::<u64>()) }
-        .ok()
-        .map(|v| v as u32)
+    Some(slot::<u64>(regs, 120) as u32)
 }
 
 /// arm64 keeps it in `syscallno` (s32 after regs[31], sp, pc, pstate and orig_x0).
 #[cfg(bpf_target_arch = "aarch64")]
 #[inline(always)]
 pub fn syscall_nr(regs: *const u8) -> Option<u32> {
-    // SAFETY: as above.
-    unsafe { bpf_probe_read_kernel(regs.add(280).cast::<i32>()) }
-        .ok()
-        .map(|v| v as u32)
+    Some(slot::<i32>(regs, 280) as u32)
 }
 
 #[cfg(not(any(bpf_target_arch = "x86_64", bpf_target_arch = "aarch64")))]
@@ -146,20 +116,18 @@ pub fn syscall_nr(_regs: *const u8) -> Option<u32> {
 }
 
 /// The user stack pointer. After a successful execve it points at the new program's
-/// argc, followed by its argv array.
+/// argc, followed by its argv array. x86_64: `sp` at offset 152.
 #[cfg(bpf_target_arch = "x86_64")]
 #[inline(always)]
 pub fn user_sp(regs: *const u8) -> Option<u64> {
-    // SAFETY: as above; `sp` is at offset 152 of x86_64's pt_regs.
-    unsafe { bpf_probe_read_kernel(regs.add(152).cast::<u64>()) }.ok()
+    Some(slot(regs, 152))
 }
 
 /// arm64: `sp` follows regs[31].
 #[cfg(bpf_target_arch = "aarch64")]
 #[inline(always)]
 pub fn user_sp(regs: *const u8) -> Option<u64> {
-    // SAFETY: as above.
-    unsafe { bpf_probe_read_kernel(regs.add(248).cast::<u64>()) }.ok()
+    Some(slot(regs, 248))
 }
 
 #[cfg(not(any(bpf_target_arch = "x86_64", bpf_target_arch = "aarch64")))]

@@ -1,5 +1,6 @@
 //! The syscall programs, on the raw `sys_enter` / `sys_exit` tracepoints (cheaper than
-//! the classic `raw_syscalls:*` ones: no trace-event record is built for us).
+//! the classic `raw_syscalls:*` ones: no trace-event record is built for us), as
+//! BTF-typed programs (`tp_btf`), whose registers are read without a helper call.
 //!
 //! sys_enter keeps the call's number, arguments and start time per thread; sys_exit
 //! joins them with the return value into one ring-buffer record. Calls that never
@@ -9,8 +10,8 @@ use aya_ebpf::{
     EbpfContext,
     bindings::BPF_NOEXIST,
     helpers::{bpf_get_current_pid_tgid, bpf_ktime_get_ns, bpf_probe_read_user},
-    macros::{raw_tracepoint, tracepoint},
-    programs::{RawTracePointContext, TracePointContext},
+    macros::{btf_tracepoint, tracepoint},
+    programs::{BtfTracePointContext, TracePointContext},
 };
 use aya_log_ebpf::warn;
 use trace_common::{
@@ -33,10 +34,7 @@ use crate::{
         EXEC_ENVP, FORK_HANDOFF, INFLIGHT, bump, class_of, handoffs_bump, handoffs_waiting,
         selected, trace_insert,
     },
-    regs::{
-        compat_syscall_args, entry_regs, is_compat, sigreturn_mask, syscall_args, syscall_nr,
-        user_sp,
-    },
+    regs::{compat_syscall_args, is_compat, sigreturn_mask, syscall_args, syscall_nr, user_sp},
     rings, summary,
     task::{Ids, current_ids, target_flags, target_flags_kept},
 };
@@ -65,17 +63,17 @@ fn now_ns() -> u64 {
     unsafe { bpf_ktime_get_ns() }
 }
 
-#[raw_tracepoint(tracepoint = "sys_enter")]
-pub fn sys_enter(ctx: RawTracePointContext) -> i32 {
+#[btf_tracepoint(function = "sys_enter")]
+pub fn sys_enter(ctx: BtfTracePointContext) -> i32 {
     // TP_PROTO(struct pt_regs *regs, long id)
     let regs = ctx.arg::<*const u8>(0);
-    let (compat, read) = entry_regs(regs, summary::wants_records());
+    let compat = is_compat(regs);
     let raw_nr = ctx.arg::<u64>(1) as u32;
     let _ = on_enter(&ctx, syscall_index(raw_nr, compat), || {
-        let mut args = match read {
-            Some(args) => args,
-            None if compat => compat_syscall_args(regs)?,
-            None => syscall_args(regs)?,
+        let mut args = if compat {
+            compat_syscall_args(regs)?
+        } else {
+            syscall_args(regs)?
         };
         // rt_sigreturn has no arguments; its first slot carries where the mask it
         // restores lies (the reader shows it as `mask`).
@@ -87,8 +85,8 @@ pub fn sys_enter(ctx: RawTracePointContext) -> i32 {
     0
 }
 
-#[raw_tracepoint(tracepoint = "sys_exit")]
-pub fn sys_exit(ctx: RawTracePointContext) -> i32 {
+#[btf_tracepoint(function = "sys_exit")]
+pub fn sys_exit(ctx: BtfTracePointContext) -> i32 {
     // TP_PROTO(struct pt_regs *regs, long ret)
     let regs = ctx.arg::<*const u8>(0);
     let _ = on_exit(&ctx, ctx.arg::<i64>(1), Some(regs), || {

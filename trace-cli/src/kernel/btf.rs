@@ -84,6 +84,11 @@ impl Btf {
         Self::parse(data)
     }
 
+    /// The bytes it was parsed from.
+    pub fn into_data(self) -> Vec<u8> {
+        self.data
+    }
+
     pub fn parse(data: Vec<u8>) -> Result<Self, BtfError> {
         let u16_at = |o: usize| data.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
         if u16_at(0) != Some(MAGIC) {

@@ -3,9 +3,9 @@
 
 use aya::maps::{Array, MapData};
 use aya::{
-    Ebpf, EbpfError, EbpfLoader,
+    Ebpf, EbpfError,
     programs::{
-        PerfEvent, ProgramError, RawTracePoint, TracePoint,
+        BtfTracePoint, PerfEvent, ProgramError, RawTracePoint, TracePoint,
         perf_event::{PerfEventConfig, PerfEventScope, SamplePolicy, SoftwareEvent},
     },
 };
@@ -65,6 +65,10 @@ static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/tr
 pub enum LoadError {
     #[error("loading the eBPF programs failed: {0}")]
     Load(#[source] EbpfError),
+    #[error("reading the kernel's BTF (/sys/kernel/btf/vmlinux) failed: {0}")]
+    BtfParse(String),
+    #[error("preparing the eBPF loader failed: its thread ended")]
+    LoaderThread,
     #[error("the eBPF object has no program '{0}'")]
     MissingProgram(&'static str),
     #[error("the eBPF object has no map '{0}'")]
@@ -152,7 +156,9 @@ fn chosen_faults(faults: Faults) -> impl Iterator<Item = (&'static str, Software
 /// The page-fault programs, minor and major.
 const FAULT_PROGRAMS: [&str; 2] = ["pf_min", "pf_maj"];
 
-pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
+/// Loads the object and verifies the programs `s` uses, with the loader (and the
+/// kernel's BTF, for the raw hooks) that `preload` made meanwhile.
+pub fn load(s: &Settings, preload: super::preload::Preload) -> Result<Ebpf, LoadError> {
     let flag = |b: bool| u32::from(b);
     let trace_all = flag(s.trace_all);
     let filter_uid = s.filter_uid.unwrap_or(u32::MAX);
@@ -184,7 +190,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
             (true, true) => (1, STATS_TOTAL_ENTRIES),
         }
     };
-    let mut loader = EbpfLoader::new();
+    let mut loader = preload.loader()?;
     for (i, ring) in trace_common::maps::RINGS.into_iter().enumerate() {
         let bytes = if (i as u32) < s.rings.count {
             s.rings.bytes
@@ -249,12 +255,22 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         prog.load()
             .map_err(|source| LoadError::Attach { name, source })?;
     }
-    for name in s.hooks.programs() {
-        let loaded = match &s.hooks {
-            SyscallHooks::Raw => program::<RawTracePoint>(&mut bpf, name)?.load(),
-            SyscallHooks::Events(_) => program::<TracePoint>(&mut bpf, name)?.load(),
-        };
-        loaded.map_err(|source| LoadError::Attach { name, source })?;
+    match s.hooks {
+        SyscallHooks::Raw => {
+            let btf = preload.btf()?;
+            for name in s.hooks.programs() {
+                program::<BtfTracePoint>(&mut bpf, name)?
+                    .load(name, &btf)
+                    .map_err(|source| LoadError::Attach { name, source })?;
+            }
+        }
+        SyscallHooks::Events(_) => {
+            for name in s.hooks.programs() {
+                program::<TracePoint>(&mut bpf, name)?
+                    .load()
+                    .map_err(|source| LoadError::Attach { name, source })?;
+            }
+        }
     }
     for (name, _) in chosen_faults(s.faults) {
         program::<PerfEvent>(&mut bpf, name)?
@@ -374,8 +390,8 @@ pub fn attach_syscalls(
     match hooks {
         SyscallHooks::Raw => {
             for name in hooks.programs() {
-                let prog: &mut RawTracePoint = program(bpf, name)?;
-                prog.attach(name)
+                let prog: &mut BtfTracePoint = program(bpf, name)?;
+                prog.attach()
                     .map_err(|source| LoadError::Attach { name, source })?;
             }
         }
@@ -509,6 +525,9 @@ fn unload(prog: &mut aya::programs::Program) {
             let _ = p.unload();
         }
         aya::programs::Program::RawTracePoint(p) => {
+            let _ = p.unload();
+        }
+        aya::programs::Program::BtfTracePoint(p) => {
             let _ = p.unload();
         }
         aya::programs::Program::PerfEvent(p) => {

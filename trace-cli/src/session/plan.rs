@@ -12,6 +12,7 @@ use crate::{
         features::{self, GroupExit},
         loader::{Settings, SyscallHooks},
         pidns::PidNs,
+        preload::Preload,
         privilege, rings,
         tracefs::Tracefs,
     },
@@ -42,7 +43,8 @@ pub(super) fn command(cfg: &Config) -> Option<&Vec<OsString>> {
 }
 
 impl<'c> Plan<'c> {
-    pub fn settle(cfg: &'c Config) -> Result<Plan<'c>, SessionError> {
+    /// The plan; `preload` is given the kernel's BTF when the syscall programs want it.
+    pub fn settle(cfg: &'c Config, preload: &Preload) -> Result<Plan<'c>, SessionError> {
         privilege::check()?;
         let tracefs = Tracefs::find_or_mount()?;
         // The raw tracepoint passes `group_dead` where its format has the field.
@@ -54,8 +56,9 @@ impl<'c> Plan<'c> {
             .map_err(io::Error::other)
             .map_err(io_err("reading /proc/self/ns/pid"))?;
         features::require(!ns.is_initial())?;
-        let kernel = lifecycle(cfg, exit_field)?;
+        let (kernel, btf) = lifecycle(cfg, exit_field)?;
         let (hooks, raw_because) = super::hooks::choose(cfg, ns.is_initial(), &tracefs);
+        preload.want_btf(matches!(hooks, SyscallHooks::Raw).then_some(btf));
         let settings = settings(cfg, &ns, kernel, hooks, &tp_events)?;
         let argv = command(cfg);
         let record_formats = cfg
@@ -101,9 +104,10 @@ fn tracepoint_events(cfg: &Config, tracefs: &Tracefs) -> Result<Vec<TpEvent>, Se
     )?)
 }
 
-/// Where the exit program finds a task's fields, and how it tells a process's end
-/// (read from the kernel's BTF, which is let go at once: it is large).
-fn lifecycle(cfg: &Config, exit_field: bool) -> Result<KernelFields, SessionError> {
+/// Where the exit program finds a task's fields, and how it tells a process's end,
+/// read from the kernel's BTF; and the BTF's bytes (large: kept only for the syscall
+/// programs' loader).
+fn lifecycle(cfg: &Config, exit_field: bool) -> Result<(KernelFields, Vec<u8>), SessionError> {
     let btf = Btf::from_sys()?;
     let lifecycle = LifecycleOffsets::find(&btf)?;
     // Without them the new pipes' and sockets' fds are shown without a name.
@@ -125,14 +129,14 @@ fn lifecycle(cfg: &Config, exit_field: bool) -> Result<KernelFields, SessionErro
         || GroupLiveOffsets::find(&btf).ok(),
         cfg.group_exit.as_deref(),
     );
-    drop(btf);
+    let bytes = btf.into_data();
     if cfg.verbose > 0 || group_exit == GroupExit::Leader {
         say!(
             "rtrace: a process ends with its last thread, told by {}",
             group_exit.describe()
         );
     }
-    Ok((lifecycle, group_exit, fd_inodes, view))
+    Ok(((lifecycle, group_exit, fd_inodes, view), bytes))
 }
 
 /// What [`lifecycle`] found in the kernel's BTF.

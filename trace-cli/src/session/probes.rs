@@ -12,6 +12,7 @@ use crate::{
     kernel::{
         bpf_log::{self, StderrLines},
         loader::{self, EventLinks, LoadError, Settings, SyscallHooks},
+        preload::Preload,
     },
 };
 
@@ -24,9 +25,9 @@ pub(super) struct Probes {
 }
 
 impl Probes {
-    pub fn load(settings: &Settings) -> Result<Probes, LoadError> {
+    pub fn load(settings: &Settings, preload: Preload) -> Result<Probes, LoadError> {
         Ok(Probes {
-            bpf: loader::load(settings)?,
+            bpf: loader::load(settings, preload)?,
             links: EventLinks::default(),
         })
     }
