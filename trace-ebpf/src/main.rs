@@ -1,8 +1,8 @@
 //! rtrace's eBPF programs.
 //!
-//! - `sys_enter` / `sys_exit` (raw tracepoints): record the syscalls of the target tasks,
-//!   joining entry and exit in the kernel so that one record carries the arguments, the
-//!   return value and both timestamps (`syscalls.rs`).
+//! - `sys_enter` / `sys_exit` (the raw tracepoints, BTF-typed: `tp_btf`): record the
+//!   syscalls of the target tasks, joining entry and exit in the kernel so that one
+//!   record carries the arguments, the return value and both timestamps (`syscalls.rs`).
 //! - `sched_process_fork` / `sched_process_exit` / `sched_process_exec` (raw tracepoints): keep
 //!   `pids_to_trace` and `pids_filtered` in step with live tasks (`lifecycle.rs`).
 //! - `tp_event` (classic tracepoint, attached to each event chosen with `-e cat:name`):

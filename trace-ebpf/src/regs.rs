@@ -3,8 +3,9 @@
 //!
 //! The programs are BTF-typed (`tp_btf`): `regs` comes typed by the kernel's BTF, so
 //! its slots are plain loads, which the verifier checks against the struct and the JIT
-//! guards as a probe read would, without a helper call (on an AMD host each call of
-//! `bpf_probe_read_kernel` cost a getppid storm about a tenth of its untraced time).
+//! guards as a probe read would, without a helper call (on an AMD host, one call of
+//! `bpf_probe_read_kernel` less per syscall saved a getppid storm 30–80 ns a call,
+//! against 200 ns for the untraced call).
 
 /// The slot of `T` at `offset` bytes into the kernel's `struct pt_regs`.
 #[inline(always)]

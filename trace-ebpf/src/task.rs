@@ -30,7 +30,7 @@ pub fn current_start_ns() -> u64 {
 }
 
 /// As `current_start_ns`, from the task's storage where it was read before: the read
-/// is a helper call, a seventh of a getppid storm's time under `-s` on an AMD host.
+/// is a helper call, about 7 % of a getppid storm's time under `-s` on an AMD host.
 #[inline(always)]
 pub fn kept_start_ns(storage: Option<&mut InflightCall>) -> u64 {
     match storage {
