@@ -8,8 +8,9 @@
 //! - openat: `syscalls:sys_enter_openat`/`sys_exit_openat` that bump the counter (the
 //!   cost of the per-syscall tracepoints for the calls they do not hook);
 //! - ring: the duration floor, and at each exit a record of rtrace's size sent through
-//!   rtrace's ring (`EVENTS`) with no wake-up, which `rtrace-floor` takes and throws
-//!   away: the least a tracer that shows every call pays to get it to user space.
+//!   rtrace's rings (its CPU's, as rtrace chooses it: `rings.rs`) with no wake-up, which
+//!   `rtrace-floor` takes and throws away: the least a tracer that shows every call pays
+//!   to get it to user space.
 
 use aya_ebpf::{
     EbpfContext,
@@ -21,7 +22,7 @@ use aya_ebpf::{
 };
 use trace_common::record::{KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT, SyscallRecord};
 
-use crate::{maps::EVENTS, task_storage::TaskStorage};
+use crate::{rings, task_storage::TaskStorage};
 
 /// Slot 0: events seen; slot 1: nanoseconds between entries and exits; slot 2: the
 /// ring floor's records that found the ring full.
@@ -117,7 +118,7 @@ pub fn floor_ring_exit(ctx: RawTracePointContext) -> i32 {
     let id = bpf_get_current_pid_tgid();
     // SAFETY: sys_exit's second argument is the return value.
     let ret = unsafe { *(ctx.as_ptr() as *const u64).add(1) } as i64;
-    let Some(mut slot) = EVENTS.reserve::<SyscallRecord>(0) else {
+    let Some((mut slot, _wake)) = rings::reserve::<SyscallRecord>() else {
         add(2, 1);
         return 0;
     };

@@ -1,9 +1,11 @@
 //! `rtrace-floor count|duration|openat|ring -- COMMAND [ARGS]`: runs COMMAND with one of
 //! the floor programs attached (trace-ebpf's `floors.rs`: hooks that do next to nothing),
 //! then says how many events they saw. `cargo xtask bench` runs it to show what the
-//! hooks cost by themselves, beside what rtrace costs on the same hooks. For `ring`, a
-//! thread takes the records from the ring every millisecond and looks at none of them:
-//! what is left of rtrace's reader without its decoding and printing.
+//! hooks cost by themselves, beside what rtrace costs on the same hooks. For `ring`, the
+//! programs write rtrace's rings as rtrace lays them out (one per CPU, or
+//! `RTRACE_RINGS`), and a thread takes the records from them every millisecond and looks
+//! at none of them: what is left of rtrace's reader without its merging, decoding and
+//! printing.
 
 use std::{
     process::{Command, ExitCode},
@@ -67,8 +69,21 @@ fn run() -> Result<ExitCode, Error> {
         _ => return Err(USAGE.into()),
     };
     // The object's other maps (rtrace's) are created too; only task storage has no
-    // user-space type in aya.
-    let mut bpf = EbpfLoader::new().allow_unsupported_maps().load(OBJECT)?;
+    // user-space type in aya. The rings as rtrace sizes them.
+    let rings = ring_layout()?;
+    let mut loader = EbpfLoader::new();
+    for (i, name) in trace_common::maps::RINGS.into_iter().enumerate() {
+        let bytes = if (i as u32) < rings.count {
+            rings.bytes
+        } else {
+            trace_common::maps::UNUSED_RING_BYTES
+        };
+        loader.map_max_entries(name, bytes);
+    }
+    let mut bpf = loader
+        .override_global(trace_common::maps::globals::RING_COUNT, &rings.count, true)
+        .allow_unsupported_maps()
+        .load(OBJECT)?;
     match kind {
         "count" | "duration" | "ring" => {
             attach_raw(&mut bpf, &format!("floor_{kind}_enter"), "sys_enter")?;
@@ -81,10 +96,14 @@ fn run() -> Result<ExitCode, Error> {
         _ => return Err(USAGE.into()),
     }
     let reader = if kind == "ring" {
-        let map = bpf
-            .take_map(trace_common::maps::EVENTS)
-            .ok_or("no ring map in the object")?;
-        Some(Reader::start(RingBuf::try_from(map)?))
+        let mut taken = Vec::new();
+        for name in &trace_common::maps::RINGS[..rings.count as usize] {
+            let map = bpf
+                .take_map(name)
+                .ok_or_else(|| format!("no ring map {name} in the object"))?;
+            taken.push(RingBuf::try_from(map)?);
+        }
+        Some(Reader::start(taken))
     } else {
         None
     };
@@ -106,7 +125,8 @@ fn run() -> Result<ExitCode, Error> {
     );
     if let Some(taken) = taken {
         eprintln!(
-            "rtrace-floor: {taken} records taken from the ring, {} not sent (the ring was full)",
+            "rtrace-floor: {taken} records taken from {} ring(s), {} not sent (the ring was full)",
+            rings.count,
             sum(2)?
         );
     }
@@ -115,14 +135,22 @@ fn run() -> Result<ExitCode, Error> {
     ))
 }
 
-/// The ring floor's reader: a thread that empties the ring every millisecond.
+/// rtrace's ring layout here: one per CPU, or as many as `RTRACE_RINGS` says.
+fn ring_layout() -> Result<trace_cli::kernel::rings::RingLayout, Error> {
+    let var = std::env::var("RTRACE_RINGS").ok();
+    let count = trace_cli::config::ring_count(var.as_deref())?;
+    let cpus = trace_cli::kernel::rings::online_cpus();
+    Ok(trace_cli::kernel::rings::layout(None, count, cpus))
+}
+
+/// The ring floor's reader: a thread that empties the rings every millisecond.
 struct Reader {
     done: Arc<AtomicBool>,
     thread: thread::JoinHandle<u64>,
 }
 
 impl Reader {
-    fn start(mut ring: RingBuf<MapData>) -> Reader {
+    fn start(mut rings: Vec<RingBuf<MapData>>) -> Reader {
         let done = Arc::new(AtomicBool::new(false));
         let seen = done.clone();
         let thread = thread::spawn(move || {
@@ -130,8 +158,10 @@ impl Reader {
             loop {
                 // Read once more after the command's end: what it sent last is there.
                 let last = seen.load(Ordering::Acquire);
-                while ring.next().is_some() {
-                    taken += 1;
+                for ring in &mut rings {
+                    while ring.next().is_some() {
+                        taken += 1;
+                    }
                 }
                 if last {
                     return taken;

@@ -545,11 +545,11 @@ pub fn bench(o: Options) -> Result<()> {
          size; \"start-up out\" first takes away the tracer's own median on `/bin/true` \
          (loading, attaching, detaching), leaving the cost per syscall. Events: lines \
          written (rtrace, perf trace, strace) or hook runs counted (floors); lost: \
-         `LOST N events!` (the ring floor: records that found its ring full). The ring \
+         `LOST N events!` (the ring floor: records that found a ring full). The ring \
          floor is the duration floor plus a record of rtrace's size through rtrace's \
-         ring at each exit, which a thread of `rtrace-floor` takes every millisecond \
-         and throws away: what any tracer that shows every call pays before it \
-         decodes or prints one. Peak RSS: the largest process of the tracer's tree. \
+         rings (one per CPU, as rtrace has them) at each exit, which a thread of \
+         `rtrace-floor` takes every millisecond and throws away: what any tracer that \
+         shows every call pays before it merges, decodes or prints one. Peak RSS: the largest process of the tracer's tree. \
          \"Per call × untraced, its own clock\": the storms that time themselves say \
          how long each call took as the program felt it (vDSO clock around its loop, \
          median of the runs), traced over untraced: no tracer's start-up, exit or \

@@ -137,8 +137,8 @@ pub fn floor_not_sent(stderr: &str) -> Option<u64> {
     let line = stderr
         .lines()
         .find(|l| l.ends_with("(the ring was full)"))?;
-    let (_, after) = line.split_once(" records taken from the ring, ")?;
-    after.split_whitespace().next()?.parse().ok()
+    let (before, _) = line.rsplit_once(" not sent")?;
+    before.rsplit(' ').next()?.parse().ok()
 }
 
 /// What `rtrace-floor` said it counted.
@@ -230,7 +230,7 @@ mod tests {
         assert_eq!(
             floor_not_sent(
                 "rtrace-floor: 4000968 events, 18 ns inside calls\n\
-                 rtrace-floor: 2001273 records taken from the ring, 17 not sent (the ring was full)\n"
+                 rtrace-floor: 2001273 records taken from 2 ring(s), 17 not sent (the ring was full)\n"
             ),
             Some(17)
         );
