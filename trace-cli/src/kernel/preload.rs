@@ -64,3 +64,47 @@ impl Preload {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vmlinux() -> Vec<u8> {
+        std::fs::read(crate::kernel::btf::VMLINUX).expect("the kernel's BTF (the tests need it)")
+    }
+
+    #[test]
+    fn the_btf_the_plan_read_names_the_syscall_tracepoints() {
+        let preload = Preload::start().unwrap();
+        preload.want_btf(Some(vmlinux()));
+        assert!(preload.loader().is_ok());
+        let btf = preload.btf().unwrap();
+        for name in ["btf_trace_sys_enter", "btf_trace_sys_exit"] {
+            assert!(
+                btf.id_by_type_name_kind(name, aya_obj::btf::BtfKind::Typedef)
+                    .is_ok(),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn without_the_raw_hooks_nothing_is_parsed() {
+        let preload = Preload::start().unwrap();
+        preload.want_btf(None);
+        assert!(preload.loader().is_ok());
+        assert!(matches!(preload.btf(), Err(LoadError::LoaderThread)));
+    }
+
+    #[test]
+    fn bytes_that_are_not_btf_are_one_error() {
+        let preload = Preload::start().unwrap();
+        preload.want_btf(Some(b"not btf".to_vec()));
+        let e = preload.btf().err().expect("an error");
+        assert!(
+            e.to_string()
+                .starts_with("reading the kernel's BTF (/sys/kernel/btf/vmlinux) failed: "),
+            "{e}"
+        );
+    }
+}
