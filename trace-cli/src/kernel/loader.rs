@@ -3,7 +3,7 @@
 
 use aya::maps::{Array, MapData};
 use aya::{
-    Ebpf, EbpfError,
+    Ebpf, EbpfError, EbpfLoader,
     programs::{
         BtfTracePoint, PerfEvent, ProgramError, RawTracePoint, TracePoint,
         perf_event::{PerfEventConfig, PerfEventScope, SamplePolicy, SoftwareEvent},
@@ -12,7 +12,7 @@ use aya::{
 use thiserror::Error;
 
 use super::{
-    btf::{FdInodeOffsets, GroupLiveOffsets, LifecycleOffsets, ViewOffsets},
+    btf::{FdInodeOffsets, GroupLiveOffsets, LifecycleOffsets, TracepointIds, ViewOffsets},
     features::GroupExit,
 };
 use crate::faults::Faults;
@@ -65,10 +65,10 @@ static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/tr
 pub enum LoadError {
     #[error("loading the eBPF programs failed: {0}")]
     Load(#[source] EbpfError),
-    #[error("reading the kernel's BTF (/sys/kernel/btf/vmlinux) failed: {0}")]
-    BtfParse(String),
-    #[error("preparing the eBPF loader failed: its thread ended")]
-    LoaderThread,
+    #[error(
+        "the kernel's BTF names no syscall tracepoints (btf_trace_sys_enter, btf_trace_sys_exit): {0}"
+    )]
+    NoTracepointBtf(String),
     #[error("the eBPF object has no program '{0}'")]
     MissingProgram(&'static str),
     #[error("the eBPF object has no map '{0}'")]
@@ -109,6 +109,9 @@ pub struct Settings {
     pub lifecycle: LifecycleOffsets,
     /// Where the syscall programs find a new fd's inode (all 0: not found, not read).
     pub fd_inodes: FdInodeOffsets,
+    /// The BTF ids of the syscall tracepoints, which the raw hooks' BTF-typed programs
+    /// are loaded against (why they could not be found, if not).
+    pub tracepoint_ids: Result<TracepointIds, String>,
     /// Where the syscall programs find a task's mount namespace and root (all 0: not
     /// found, not compared).
     pub view: ViewOffsets,
@@ -156,9 +159,8 @@ fn chosen_faults(faults: Faults) -> impl Iterator<Item = (&'static str, Software
 /// The page-fault programs, minor and major.
 const FAULT_PROGRAMS: [&str; 2] = ["pf_min", "pf_maj"];
 
-/// Loads the object and verifies the programs `s` uses, with the loader (and the
-/// kernel's BTF, for the raw hooks) that `preload` made meanwhile.
-pub fn load(s: &Settings, preload: super::preload::Preload) -> Result<Ebpf, LoadError> {
+/// Loads the object and verifies the programs `s` uses.
+pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
     let flag = |b: bool| u32::from(b);
     let trace_all = flag(s.trace_all);
     let filter_uid = s.filter_uid.unwrap_or(u32::MAX);
@@ -190,7 +192,7 @@ pub fn load(s: &Settings, preload: super::preload::Preload) -> Result<Ebpf, Load
             (true, true) => (1, STATS_TOTAL_ENTRIES),
         }
     };
-    let mut loader = preload.loader()?;
+    let mut loader = EbpfLoader::new();
     for (i, ring) in trace_common::maps::RINGS.into_iter().enumerate() {
         let bytes = if (i as u32) < s.rings.count {
             s.rings.bytes
@@ -257,7 +259,7 @@ pub fn load(s: &Settings, preload: super::preload::Preload) -> Result<Ebpf, Load
     }
     match s.hooks {
         SyscallHooks::Raw => {
-            let btf = preload.btf()?;
+            let btf = tracepoint_btf(&s.tracepoint_ids)?;
             for name in s.hooks.programs() {
                 program::<BtfTracePoint>(&mut bpf, name)?
                     .load(name, &btf)
@@ -346,6 +348,20 @@ pub fn attach_events(
         links.events.push(link);
     }
     Ok(())
+}
+
+/// What the BTF-typed syscall programs are loaded against: a stand-in for the kernel's
+/// BTF in which their tracepoints' typedefs have the kernel's ids (`btf::stand_in`).
+/// aya takes a parsed `Btf` only to look the id up, and a second parse of the whole
+/// of vmlinux's BTF (besides the loader's own) cost ~25 ms and ~10 MiB at every start.
+fn tracepoint_btf(ids: &Result<TracepointIds, String>) -> Result<aya::Btf, LoadError> {
+    let ids = ids.clone().map_err(LoadError::NoTracepointBtf)?;
+    let bytes = super::btf::stand_in(&[
+        ("btf_trace_sys_enter", ids.sys_enter),
+        ("btf_trace_sys_exit", ids.sys_exit),
+    ]);
+    aya::Btf::parse(&bytes, aya::Endianness::default())
+        .map_err(|e| LoadError::NoTracepointBtf(e.to_string()))
 }
 
 fn program<'a, P>(bpf: &'a mut Ebpf, name: &'static str) -> Result<&'a mut P, LoadError>

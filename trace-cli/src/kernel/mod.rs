@@ -10,7 +10,6 @@ pub mod features;
 pub mod loader;
 pub mod map_ops;
 pub mod pidns;
-pub mod preload;
 pub mod privilege;
 pub mod resources;
 pub mod ring_positions;

@@ -31,7 +31,6 @@ use crate::{
         btf::BtfError,
         features::Missing,
         loader::{LoadError, Settings},
-        preload::Preload,
         privilege::NotPrivileged,
         stats_maps,
         tracefs::{Tracefs, TracefsError},
@@ -99,9 +98,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     // Start-up takes a while (seconds in an emulated kernel): a stop asked for meanwhile
     // ends it between its steps, before the command runs.
     let ended_by = |sig: i32, workload: bool| if workload { 128 + sig } else { 0 };
-    // The kernel's BTF is parsed meanwhile, off the start-up's path.
-    let preload = Preload::start().map_err(io_err("starting a thread"))?;
-    let plan = match Plan::settle(&cfg, &preload) {
+    let plan = match Plan::settle(&cfg) {
         Ok(plan) => plan,
         // The feature probes load tiny programs, which the verifier gives up on when a
         // signal is pending: a stop asked for then is the stop, not a missing feature.
@@ -124,7 +121,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     let mut workload = plan.argv.map(spawn).transpose()?;
     // A stop asked for while the verifier runs makes the load fail (the kernel gives up
     // on a program when a signal is pending): that is the stop, not an error.
-    let loaded = Probes::load(&plan.settings, preload);
+    let loaded = Probes::load(&plan.settings);
     if let Some(sig) = crate::signals::early() {
         // Dropping the held command makes it exit without running.
         return Ok(ended_by(sig, workload.is_some()));

@@ -8,11 +8,12 @@ use crate::{
     config::{Config, Targets},
     events::{EventTable, TpEvent},
     kernel::{
-        btf::{Btf, FdInodeOffsets, GroupLiveOffsets, LifecycleOffsets, ViewOffsets},
+        btf::{
+            Btf, FdInodeOffsets, GroupLiveOffsets, LifecycleOffsets, TracepointIds, ViewOffsets,
+        },
         features::{self, GroupExit},
         loader::{Settings, SyscallHooks},
         pidns::PidNs,
-        preload::Preload,
         privilege, rings,
         tracefs::Tracefs,
     },
@@ -43,8 +44,7 @@ pub(super) fn command(cfg: &Config) -> Option<&Vec<OsString>> {
 }
 
 impl<'c> Plan<'c> {
-    /// The plan; `preload` is given the kernel's BTF when the syscall programs want it.
-    pub fn settle(cfg: &'c Config, preload: &Preload) -> Result<Plan<'c>, SessionError> {
+    pub fn settle(cfg: &'c Config) -> Result<Plan<'c>, SessionError> {
         privilege::check()?;
         let tracefs = Tracefs::find_or_mount()?;
         // The raw tracepoint passes `group_dead` where its format has the field.
@@ -56,9 +56,8 @@ impl<'c> Plan<'c> {
             .map_err(io::Error::other)
             .map_err(io_err("reading /proc/self/ns/pid"))?;
         features::require(!ns.is_initial())?;
-        let (kernel, btf) = lifecycle(cfg, exit_field)?;
+        let kernel = lifecycle(cfg, exit_field)?;
         let (hooks, raw_because) = super::hooks::choose(cfg, ns.is_initial(), &tracefs);
-        preload.want_btf(matches!(hooks, SyscallHooks::Raw).then_some(btf));
         let settings = settings(cfg, &ns, kernel, hooks, &tp_events)?;
         let argv = command(cfg);
         let record_formats = cfg
@@ -104,10 +103,9 @@ fn tracepoint_events(cfg: &Config, tracefs: &Tracefs) -> Result<Vec<TpEvent>, Se
     )?)
 }
 
-/// Where the exit program finds a task's fields, and how it tells a process's end,
-/// read from the kernel's BTF; and the BTF's bytes (large: kept only for the syscall
-/// programs' loader).
-fn lifecycle(cfg: &Config, exit_field: bool) -> Result<(KernelFields, Vec<u8>), SessionError> {
+/// Where the exit program finds a task's fields, and how it tells a process's end
+/// (read from the kernel's BTF, which is let go at once: it is large).
+fn lifecycle(cfg: &Config, exit_field: bool) -> Result<KernelFields, SessionError> {
     let btf = Btf::from_sys()?;
     let lifecycle = LifecycleOffsets::find(&btf)?;
     // Without them the new pipes' and sockets' fds are shown without a name.
@@ -129,25 +127,33 @@ fn lifecycle(cfg: &Config, exit_field: bool) -> Result<(KernelFields, Vec<u8>), 
         || GroupLiveOffsets::find(&btf).ok(),
         cfg.group_exit.as_deref(),
     );
-    let bytes = btf.into_data();
+    // The raw hooks' programs are loaded against them.
+    let tracepoint_ids = TracepointIds::find(&btf).map_err(|e| e.to_string());
+    drop(btf);
     if cfg.verbose > 0 || group_exit == GroupExit::Leader {
         say!(
             "rtrace: a process ends with its last thread, told by {}",
             group_exit.describe()
         );
     }
-    Ok(((lifecycle, group_exit, fd_inodes, view), bytes))
+    Ok((lifecycle, group_exit, fd_inodes, view, tracepoint_ids))
 }
 
 /// What [`lifecycle`] found in the kernel's BTF.
-type KernelFields = (LifecycleOffsets, GroupExit, FdInodeOffsets, ViewOffsets);
+type KernelFields = (
+    LifecycleOffsets,
+    GroupExit,
+    FdInodeOffsets,
+    ViewOffsets,
+    Result<TracepointIds, String>,
+);
 
 /// What the loader is told: the targets, the maps' sizes, the kernel's offsets and
 /// how it tells a process's end, where the syscall programs run, and what they send.
 fn settings(
     cfg: &Config,
     ns: &PidNs,
-    (lifecycle, group_exit, fd_inodes, view): KernelFields,
+    (lifecycle, group_exit, fd_inodes, view, tracepoint_ids): KernelFields,
     hooks: SyscallHooks,
     tp_events: &[TpEvent],
 ) -> Result<Settings, SessionError> {
@@ -168,6 +174,7 @@ fn settings(
         pidns: (!ns.is_initial()).then_some((ns.dev, ns.ino)),
         lifecycle,
         fd_inodes,
+        tracepoint_ids,
         view,
         group_exit,
         rings: rings::layout(cfg.ring_bytes, cfg.ring_count, rings::online_cpus()),

@@ -12,7 +12,6 @@ use crate::{
     kernel::{
         bpf_log::{self, StderrLines},
         loader::{self, EventLinks, LoadError, Settings, SyscallHooks},
-        preload::Preload,
     },
 };
 
@@ -25,9 +24,9 @@ pub(super) struct Probes {
 }
 
 impl Probes {
-    pub fn load(settings: &Settings, preload: Preload) -> Result<Probes, LoadError> {
+    pub fn load(settings: &Settings) -> Result<Probes, LoadError> {
         Ok(Probes {
-            bpf: loader::load(settings, preload)?,
+            bpf: loader::load(settings)?,
             links: EventLinks::default(),
         })
     }
