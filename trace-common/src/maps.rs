@@ -197,6 +197,9 @@ pub mod globals {
     /// u32: byte offset of `task_struct.start_boottime`, from the kernel's BTF (the
     /// summaries key each thread by it, see `stats::TaskKey`).
     pub const TASK_START_OFF: &str = "TASK_START_OFF";
+    /// u32: byte offset of `task_struct.comm`, from the kernel's BTF (each record's
+    /// task name, loaded directly: `record::comm_words_padded`).
+    pub const TASK_COMM_OFF: &str = "TASK_COMM_OFF";
     /// u32: 1 makes a traced task's child a target at fork (rtrace in the initial pid
     /// namespace, the syscall programs on the chosen calls' own events), instead of
     /// handing it off to its first syscall exit.

@@ -5,6 +5,38 @@
 
 pub const TASK_COMM_LEN: usize = 16;
 
+/// A task name as loaded from `task_struct.comm` in two little-endian words, with every
+/// byte after its first NUL made zero: what the record's `comm` holds, so that two
+/// records of one name compare equal whatever the kernel left after the NUL. The
+/// kernel pads the names it sets, but the eBPF side reads the field directly (the
+/// helper that copies it was a tenth of a traced call's cost) and does not rely on it.
+/// Branch-free arithmetic, so that the eBPF side can run it as it is.
+#[inline(always)]
+pub const fn comm_words_padded(lo: u64, hi: u64) -> [u64; 2] {
+    let lo_keep = before_first_nul(lo);
+    let hi = if lo_keep == u64::MAX {
+        hi & before_first_nul(hi)
+    } else {
+        0
+    };
+    [lo & lo_keep, hi]
+}
+
+/// A mask of the bytes of `w` (little-endian) before its first zero byte; all ones
+/// when it has none. The lowest byte flagged by the zero-byte test is exact (a false
+/// flag can only follow a true one, through the borrow).
+#[inline(always)]
+const fn before_first_nul(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zeros = w.wrapping_sub(ONES) & !w & HIGHS;
+    if zeros == 0 {
+        u64::MAX
+    } else {
+        ((zeros & zeros.wrapping_neg()) >> 7) - 1
+    }
+}
+
 /// `SyscallRecord::flags`: the entry was seen (`enter_ns` and `args` are valid).
 pub const REC_HAS_ENTRY: u16 = 1;
 /// `SyscallRecord::flags`: the exit was seen (`exit_ns` and `ret` are valid).
@@ -280,5 +312,48 @@ mod tests {
         assert_eq!(r.augmented(&b, 1), Some(Err(())));
         assert_eq!(r.augmented(&b, 3).unwrap().unwrap().bytes, b"XY");
         assert_eq!(r.augmented(&b[..b.len() - 1], 3), Some(Err(())));
+    }
+
+    fn padded(name: &[u8; 16]) -> [u8; 16] {
+        let lo = u64::from_le_bytes(name[..8].try_into().unwrap());
+        let hi = u64::from_le_bytes(name[8..].try_into().unwrap());
+        let [lo, hi] = comm_words_padded(lo, hi);
+        let mut out = [0u8; 16];
+        out[..8].copy_from_slice(&lo.to_le_bytes());
+        out[8..].copy_from_slice(&hi.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn a_comm_keeps_its_name_and_nothing_after_its_nul() {
+        // Every place of the first NUL, with stale bytes (some of them 0x01 and 0x80,
+        // the zero-byte test's borrow cases) after it.
+        for nul in 0..16 {
+            let mut name = [0u8; 16];
+            for (i, b) in name.iter_mut().enumerate() {
+                *b = match i.cmp(&nul) {
+                    core::cmp::Ordering::Less => b'a' + i as u8,
+                    core::cmp::Ordering::Equal => 0,
+                    core::cmp::Ordering::Greater => [0x01, 0x80, b'z', 0xff][i % 4],
+                };
+            }
+            let mut want = [0u8; 16];
+            want[..nul].copy_from_slice(&name[..nul]);
+            assert_eq!(padded(&name), want, "NUL at {nul}");
+        }
+        // No NUL at all (the kernel always ends the name with one; the field is kept
+        // whole rather than guessed at), bytes 0x01 and 0x80 that are not zeros, and a
+        // name already padded.
+        let full = *b"0123456789abcdef";
+        assert_eq!(padded(&full), full);
+        let odd = [
+            0x01, 0x80, 0x01, 0x81, 0x7f, 0xff, 0x01, 0x80, 0x01, 0, 0x01, 0, 0, 0, 0, 0,
+        ];
+        let mut want = odd;
+        want[9..].fill(0);
+        assert_eq!(padded(&odd), want);
+        let mut tidy = [0u8; 16];
+        tidy[..4].copy_from_slice(b"make");
+        assert_eq!(padded(&tidy), tidy);
     }
 }

@@ -182,6 +182,8 @@ pub static TASK_TGID_OFF: Global<u32> = Global::new(0);
 #[unsafe(no_mangle)]
 pub static TASK_START_OFF: Global<u32> = Global::new(0);
 #[unsafe(no_mangle)]
+pub static TASK_COMM_OFF: Global<u32> = Global::new(0);
+#[unsafe(no_mangle)]
 pub static FOLLOW_AT_FORK: Global<u32> = Global::new(0);
 #[unsafe(no_mangle)]
 pub static GROUP_EXIT_BY: Global<u32> = Global::new(0);

@@ -434,3 +434,71 @@ fn allowed_cpus() -> Vec<usize> {
         .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
         .collect()
 }
+
+/// A worker named by its main thread (`pthread_setname_np` writes the worker's
+/// `/proc/.../comm`) first with the longest name a task can have, then with a short
+/// one, then renaming itself (`prctl`), calls getppid once under each name.
+const RENAMED_WORKER: &str = r#"
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+static volatile int step;
+static void wait_for(int s) {
+    struct timespec ts = {0, 1000000};
+    while (step != s) nanosleep(&ts, 0);
+}
+static void *worker(void *arg) {
+    wait_for(1);
+    getppid();
+    step = 2;
+    wait_for(3);
+    getppid();
+    prctl(PR_SET_NAME, "xyz", 0, 0, 0);
+    getppid();
+    return 0;
+}
+int main(void) {
+    pthread_t t;
+    pthread_create(&t, 0, worker, 0);
+    pthread_setname_np(t, "abcdefghijklmno");
+    step = 1;
+    wait_for(2);
+    pthread_setname_np(t, "ab");
+    step = 3;
+    pthread_join(t, 0);
+    return 0;
+}
+"#;
+
+#[test]
+fn each_line_has_the_name_its_thread_had_then() {
+    if !bpf_ready("each_line_has_the_name_its_thread_had_then") {
+        return;
+    }
+    // The kernel side loads the name from the task itself; a short name after a long
+    // one must not show what the long one left after its end.
+    let (_dir, bin) = program("renames", RENAMED_WORKER);
+    let r = traced(None, &["-e", "getppid"], &bin);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let names: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter_map(parse_line)
+        .filter(|l| l.name == "getppid")
+        .map(|l| l.comm)
+        .collect();
+    // perf's line shows a name's first 14 bytes (`%.14s`); the JSON has all 15.
+    assert_eq!(names, ["abcdefghijklmn", "ab", "xyz"], "{r}");
+    let j = traced(None, &["--json", "-e", "getppid"], &bin);
+    assert_eq!(j.code(), Some(0), "{j}");
+    let names: Vec<String> = j
+        .stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["syscall"] == "getppid")
+        .filter_map(|v| v["comm"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(names, ["abcdefghijklmno", "ab", "xyz"], "{j}");
+}

@@ -283,6 +283,8 @@ pub struct LifecycleOffsets {
     pub bprm_buf: u32,
     /// `task_struct.start_boottime` (5.5 and later; `real_start_time` before).
     pub task_start: u32,
+    /// `task_struct.comm`: every record's task name is loaded from it.
+    pub task_comm: u32,
 }
 
 impl LifecycleOffsets {
@@ -295,6 +297,7 @@ impl LifecycleOffsets {
             task_start: btf
                 .offset_of("task_struct", &["start_boottime"])
                 .or_else(|_| btf.offset_of("task_struct", &["real_start_time"]))?,
+            task_comm: btf.offset_of("task_struct", &["comm"])?,
         })
     }
 }

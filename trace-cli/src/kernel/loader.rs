@@ -213,6 +213,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .override_global(globals::TASK_PID_OFF, &s.lifecycle.task_pid, true)
         .override_global(globals::TASK_TGID_OFF, &s.lifecycle.task_tgid, true)
         .override_global(globals::TASK_START_OFF, &s.lifecycle.task_start, true)
+        .override_global(globals::TASK_COMM_OFF, &s.lifecycle.task_comm, true)
         .override_global(globals::FOLLOW_AT_FORK, &follow_at_fork, true)
         .override_global(globals::GROUP_EXIT_BY, &group_exit_by, true)
         .override_global(globals::TASK_SIGNAL_OFF, &live.task_signal, true)
