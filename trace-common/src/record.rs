@@ -226,8 +226,13 @@ pub struct InflightCall {
     /// summaries' keys (0: not read yet). The exec program clears it when a thread
     /// takes its leader's place, and with it the leader's start.
     pub start_ns: u64,
+    /// The thread's and its process's ids (rtrace's namespace) at the call's entry,
+    /// which its exit takes instead of asking again: they do not change in a call,
+    /// except in an exec, whose exit asks.
+    pub tid: u32,
+    pub pid: u32,
 }
-const _: () = assert!(core::mem::size_of::<InflightCall>() == 88);
+const _: () = assert!(core::mem::size_of::<InflightCall>() == 96);
 
 #[cfg(test)]
 mod tests {

@@ -177,6 +177,8 @@ fn on_enter<C: EbpfContext>(
     call.nr = nr;
     call.class = class;
     call.enter_ns = now;
+    call.tid = ids.tid;
+    call.pid = ids.pid;
     // SAFETY: two distinct [u64; 6]: a copy the BPF backend writes out as loads and
     // stores, where an assignment was a call to the object's byte-at-a-time memmove.
     unsafe { core::ptr::copy_nonoverlapping(&args, &mut call.args, 1) };
@@ -260,13 +262,21 @@ fn on_exit<C: EbpfContext>(
     regs: Option<*const u8>,
     nr_of: impl FnOnce() -> Option<u32>,
 ) -> Option<()> {
-    let kernel_tid = bpf_get_current_pid_tgid() as u32;
     if let Some(slot) = INFLIGHT.current(false)
         && slot.enter_ns != 0
     {
         let mut call = *slot;
         slot.enter_ns = 0;
-        let ids = current_ids()?;
+        // The ids kept at entry, but for an exec: a thread that execs takes its
+        // leader's number.
+        let ids = if call.class & CLASS_EXEC != 0 {
+            current_ids()?
+        } else {
+            Ids {
+                tid: call.tid,
+                pid: call.pid,
+            }
+        };
         let now = now_ns();
         summary::account(
             &ids,
@@ -284,7 +294,7 @@ fn on_exit<C: EbpfContext>(
             && summary::wants_records()
             && let Some(regs) = regs
         {
-            emit_exec_reads(regs, &ids, call.nr, now, kernel_tid);
+            emit_exec_reads(regs, &ids, call.nr, now, bpf_get_current_pid_tgid() as u32);
         }
         call_chain(ctx, &ids, now);
         let mut flags = REC_HAS_ENTRY | REC_HAS_EXIT;
@@ -305,7 +315,7 @@ fn on_exit<C: EbpfContext>(
         return Some(());
     }
     if handoffs_waiting() {
-        adopt_forked_child(ctx, kernel_tid);
+        adopt_forked_child(ctx, bpf_get_current_pid_tgid() as u32);
     }
     // An exit without its entry: a call that was in progress when tracing began, or a
     // new child's return from clone/fork.
