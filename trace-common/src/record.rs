@@ -226,9 +226,10 @@ pub struct InflightCall {
     /// summaries' keys (0: not read yet). The exec program clears it when a thread
     /// takes its leader's place, and with it the leader's start.
     pub start_ns: u64,
-    /// The thread's and its process's ids (rtrace's namespace) at the call's entry,
-    /// which its exit takes instead of asking again: they do not change in a call,
-    /// except in an exec, whose exit asks.
+    /// The thread's and its process's ids (rtrace's namespace), kept by its first call
+    /// (`tid` 0: not kept) so that neither its later entries nor their exits ask the
+    /// kernel again: they change only when a thread execs and takes its leader's
+    /// number, so an exec's exit asks, and the exec program clears them.
     pub tid: u32,
     pub pid: u32,
 }

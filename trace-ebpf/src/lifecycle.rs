@@ -219,9 +219,11 @@ fn on_exec(ctx: &RawTracePointContext) -> Option<()> {
             kernel_tid
         );
         took_over_leader(old_tid, kernel_tid);
-        // It took the leader's start time too: the one its storage kept is no more.
+        // It took the leader's number and start time: those its storage kept are no
+        // more.
         if let Some(call) = INFLIGHT.current(false) {
             call.start_ns = 0;
+            call.tid = 0;
         }
     }
     let ids = current_ids()?;

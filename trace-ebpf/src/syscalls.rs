@@ -139,8 +139,15 @@ fn on_enter<C: EbpfContext>(
     if !is_exec && !selected(class) {
         return None;
     }
-    let ids = current_ids()?;
     let mut storage = INFLIGHT.current(false);
+    // The ids the thread's last call kept, or else asked (see `InflightCall::tid`).
+    let ids = match storage.as_deref() {
+        Some(s) if s.tid != 0 => Ids {
+            tid: s.tid,
+            pid: s.pid,
+        },
+        _ => current_ids()?,
+    };
     let flags = match target_flags_kept(&ids, &mut storage) {
         Some(flags) => flags,
         None => adopted_at_entry(ctx, &ids)?,

@@ -170,7 +170,7 @@ pub fn target_flags_kept(
         if let Some(f) = listed(ids) {
             is_listed = true;
             flags = f;
-            if storage.is_none() {
+            if lacks(storage) {
                 *storage = INFLIGHT.current(true);
             }
         }
@@ -183,6 +183,22 @@ pub fn target_flags_kept(
         }
     }
     (is_listed && passes_live_filters()).then_some(flags)
+}
+
+/// Whether the task has no storage yet, asked so that the compiler cannot fold the test
+/// into `listed`'s test of its map value: it made the two null tests one `or` of the
+/// two pointers, which the verifier refuses ("pointer |= pointer prohibited"), once the
+/// entry looked the storage up before the maps. The `asm` hides what the value
+/// is (a comment, no instruction), and it cannot be moved before the branch it is in.
+#[inline(always)]
+fn lacks(storage: &Option<&'static mut InflightCall>) -> bool {
+    let mut p = storage
+        .as_deref()
+        .map_or(core::ptr::null(), core::ptr::from_ref);
+    // SAFETY: a template that is only a comment: no instruction, the register
+    // unchanged.
+    unsafe { core::arch::asm!("/* {0} */", inout(reg) p) };
+    p.is_null()
 }
 
 /// What the pid maps say of a task: its flags, or `None`.
