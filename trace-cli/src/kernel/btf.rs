@@ -202,15 +202,27 @@ impl Btf {
         None
     }
 
-    /// The id of the typedef named `name`.
-    pub fn typedef_id(&self, name: &str) -> Result<u32, BtfError> {
-        (1..self.starts.len() as u32)
-            .find(|&id| {
-                self.head(id).is_ok_and(|h| {
-                    h.kind == KIND_TYPEDEF && self.name(h.name_off) == name.as_bytes()
-                })
-            })
-            .ok_or_else(|| BtfError::NoType(name.into()))
+    /// The ids of the typedefs named `names`, in one pass over the types.
+    pub fn typedef_ids<const N: usize>(&self, names: [&str; N]) -> Result<[u32; N], BtfError> {
+        let mut ids = [None; N];
+        for id in 1..self.starts.len() as u32 {
+            let Ok(h) = self.head(id) else { continue };
+            if h.kind != KIND_TYPEDEF {
+                continue;
+            }
+            let name = self.name(h.name_off);
+            if let Some(i) = names.iter().position(|n| n.as_bytes() == name) {
+                ids[i].get_or_insert(id);
+                if ids.iter().all(Option::is_some) {
+                    break;
+                }
+            }
+        }
+        let mut found = [0; N];
+        for (i, id) in ids.into_iter().enumerate() {
+            found[i] = id.ok_or_else(|| BtfError::NoType(names[i].into()))?;
+        }
+        Ok(found)
     }
 
     /// Byte offset of `path` (member names, each within the previous one's type)
@@ -361,9 +373,11 @@ pub struct TracepointIds {
 
 impl TracepointIds {
     pub fn find(btf: &Btf) -> Result<Self, BtfError> {
+        let [sys_enter, sys_exit] =
+            btf.typedef_ids(["btf_trace_sys_enter", "btf_trace_sys_exit"])?;
         Ok(Self {
-            sys_enter: btf.typedef_id("btf_trace_sys_enter")?,
-            sys_exit: btf.typedef_id("btf_trace_sys_exit")?,
+            sys_enter,
+            sys_exit,
         })
     }
 }
@@ -624,7 +638,10 @@ mod tests {
                 sys_exit: 9
             }
         );
-        assert!(matches!(ours.typedef_id("nope"), Err(BtfError::NoType(_))));
+        assert!(matches!(
+            ours.typedef_ids(["nope"]),
+            Err(BtfError::NoType(_))
+        ));
     }
 
     #[test]
