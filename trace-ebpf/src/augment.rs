@@ -36,6 +36,12 @@ const SLOT_MASK: usize = AUG_SLOT_BYTES - 1;
 #[repr(C, align(8))]
 pub struct Scratch {
     buf: [u8; RECORD_MAX + AUG_SLOT_BYTES],
+    /// A returned call's record, staged by [`stage`] for the reads that complete it.
+    staged: SyscallRecord,
+    /// What `syscalls::sys_exit_reads` is to do with `staged` (`syscalls::READS_*`).
+    job: u32,
+    /// See [`forget`].
+    used: usize,
 }
 
 /// Where an augmented record is assembled (too big for the 512-byte BPF stack).
@@ -79,8 +85,7 @@ pub fn assemble_exec_env(rec: &mut SyscallRecord, sp: u64, compat: bool) -> Opti
     rec.aug_arg = [2, AUG_NO_ARG];
     rec.aug_len = [len, 0];
     rec.aug_cut = [cut as u8, 0];
-    // SAFETY: the header fits at the start of the buffer.
-    unsafe { core::ptr::write_unaligned(buf.cast::<SyscallRecord>(), *rec) };
+    header(buf, rec);
     let kept = if len == AUG_FAILED {
         0
     } else {
@@ -134,8 +139,7 @@ pub fn assemble_exec(
     rec.aug_arg = [0, 1];
     rec.aug_len = [len0, len1];
     rec.aug_cut = [cut0 as u8, cut1 as u8];
-    // SAFETY: the header fits at the start of the buffer.
-    unsafe { core::ptr::write_unaligned(buf.cast::<SyscallRecord>(), *rec) };
+    header(buf, rec);
     let kept1 = if len1 == AUG_FAILED {
         0
     } else {
@@ -444,8 +448,7 @@ pub fn assemble_entry(
         rec.aug_cut[0] = (want > n) as u8;
         used = n as usize;
     }
-    // SAFETY: the header fits at the start of the buffer.
-    unsafe { core::ptr::write_unaligned(buf.cast::<SyscallRecord>(), *rec) };
+    header(buf, rec);
     let total = record_len(SYSCALL_RECORD_SIZE + used);
     // SAFETY: total is within the buffer, which lives as long as the map.
     Some(unsafe { core::slice::from_raw_parts(buf, total) })
@@ -478,35 +481,107 @@ fn bounded(n: u64) -> u32 {
     v as u32
 }
 
-/// Assembles `rec` and the slots that `plan` reads in the scratch buffer; returns the
-/// bytes to send.
+/// Stages `rec`, a returned call's record, for `job`: the exit's reads of user memory
+/// run in a program of their own (`syscalls::sys_exit_reads`), which finds it here. A
+/// tail call runs on the same CPU at once, so nothing comes between.
 #[inline(always)]
-pub fn assemble(rec: &mut SyscallRecord, plan: &AugPlan, args: &[u64; 6]) -> Option<&'static [u8]> {
+pub fn stage(rec: &SyscallRecord, job: u32) -> Option<()> {
     let scratch = SCRATCH.get_ptr_mut(0)?;
-    // SAFETY: the per-CPU scratch value; only this program uses it while it runs.
-    let buf = unsafe { (*scratch).buf.as_mut_ptr() };
+    // SAFETY: the per-CPU scratch value. A copy the BPF backend writes out as loads
+    // and stores (an assignment may call the object's byte-at-a-time memmove).
+    unsafe {
+        core::ptr::copy_nonoverlapping(rec, &raw mut (*scratch).staged, 1);
+        (*scratch).job = job;
+    }
+    Some(())
+}
+
+/// The job [`stage`] left.
+#[inline(always)]
+pub fn staged_job() -> Option<u32> {
+    let scratch = SCRATCH.get_ptr(0)?;
+    // SAFETY: the per-CPU scratch value.
+    Some(unsafe { (*scratch).job })
+}
+
+/// The staged record as it is, to send (no reads).
+#[inline(always)]
+pub fn staged_bytes() -> Option<&'static [u8]> {
+    let scratch = SCRATCH.get_ptr(0)?;
+    // SAFETY: the staged record lives as long as the map.
+    Some(unsafe {
+        core::slice::from_raw_parts(
+            (&raw const (*scratch).staged).cast::<u8>(),
+            SYSCALL_RECORD_SIZE,
+        )
+    })
+}
+
+/// The staged record's call, ids and exit time: (nr, tid, pid, exit_ns).
+#[inline(always)]
+pub fn staged_call() -> Option<(u32, u32, u32, u64)> {
+    let scratch = SCRATCH.get_ptr(0)?;
+    // SAFETY: the per-CPU scratch value.
+    let r = unsafe { &(*scratch).staged };
+    Some((r.nr, r.tid, r.pid, r.exit_ns))
+}
+
+/// Copies `rec` to the start of the scratch buffer `buf`, which starts the (8-aligned)
+/// scratch value: an aligned copy is word stores, where `write_unaligned` was one store
+/// a byte (112, which the verifier walked again on every path through it).
+#[inline(always)]
+fn header(buf: *mut u8, rec: &SyscallRecord) {
+    // SAFETY: the header fits at the start of the buffer, aligned as shown above.
+    unsafe { core::ptr::copy_nonoverlapping(rec, buf.cast::<SyscallRecord>(), 1) };
+}
+
+/// `used` as the verifier sees a value read from a map: any number. Every way through
+/// the first slot (each kind, read or failed) ends with its own bounds on it, and the
+/// verifier walked the second slot once for each; after this, once.
+#[inline(always)]
+fn forget(scratch: *mut Scratch, used: usize) -> usize {
+    // SAFETY: a field of the per-CPU scratch value, written and read back.
+    unsafe {
+        core::ptr::write_volatile(&raw mut (*scratch).used, used);
+        core::ptr::read_volatile(&raw const (*scratch).used)
+    }
+}
+
+/// The staged record and the slots that `plan` reads, assembled in the scratch buffer,
+/// where the record is copied first: the bytes to send.
+#[inline(always)]
+pub fn assemble_staged(plan: &AugPlan) -> Option<&'static [u8]> {
+    let scratch = SCRATCH.get_ptr_mut(0)?;
+    // SAFETY: the per-CPU scratch value; only this program uses it while it runs. The
+    // buffer starts the (8-aligned) value, so the header in it is aligned.
+    let (buf, staged) = unsafe { ((*scratch).buf.as_mut_ptr(), &(*scratch).staged) };
+    let rec = buf.cast::<SyscallRecord>();
+    // SAFETY: the header fits at the start of the buffer.
+    unsafe { core::ptr::copy_nonoverlapping(staged, rec, 1) };
     let mut used = 0usize;
     for i in 0..AUG_SLOTS {
         let slot = plan.slots[i];
-        rec.aug_cut[i] = 0;
-        if slot.kind == AUG_NONE {
-            rec.aug_arg[i] = AUG_NO_ARG;
-            rec.aug_len[i] = 0;
-            continue;
-        }
-        // Packed: this slot starts where the one before ended (below AUG_SLOT_BYTES).
-        // SAFETY: the offset lies inside the scratch buffer.
-        let dst = unsafe { buf.add(SYSCALL_RECORD_SIZE + (used & SLOT_MASK)) };
-        let (len, cut) = read_slot(&slot, args, rec.ret, dst);
-        rec.aug_arg[i] = slot.arg;
-        rec.aug_len[i] = len;
-        rec.aug_cut[i] = cut as u8;
-        if len != AUG_FAILED {
-            used = (used & SLOT_MASK) + (len as usize).min(AUG_KEEP_MAX);
+        let (arg, len, cut) = if slot.kind == AUG_NONE {
+            (AUG_NO_ARG, 0, false)
+        } else {
+            // Packed: this slot starts where the one before ended (below
+            // AUG_SLOT_BYTES).
+            // SAFETY: the offset lies inside the scratch buffer.
+            let dst = unsafe { buf.add(SYSCALL_RECORD_SIZE + (used & SLOT_MASK)) };
+            let (len, cut) = read_slot(&slot, &staged.args, staged.ret, dst);
+            if len != AUG_FAILED {
+                used = (used & SLOT_MASK) + (len as usize).min(AUG_KEEP_MAX);
+            }
+            (slot.arg, len, cut)
+        };
+        used = forget(scratch, used);
+        // SAFETY: the header's fields, in the buffer.
+        unsafe {
+            (*rec).aug_arg[i] = arg;
+            (*rec).aug_len[i] = len;
+            (*rec).aug_cut[i] = cut as u8;
         }
     }
-    // SAFETY: the header fits at the start of the buffer.
-    unsafe { core::ptr::write_unaligned(buf.cast::<SyscallRecord>(), *rec) };
     let total = record_len(SYSCALL_RECORD_SIZE + used);
     // SAFETY: total is within the buffer, which lives as long as the map.
     Some(unsafe { core::slice::from_raw_parts(buf, total) })

@@ -124,7 +124,7 @@ fn on_syscall_event(ctx: &TracePointContext, index: u32) -> Option<()> {
     if crate::stacks::wanted() != 0 {
         crate::stacks::emit(ctx, &ids, true, now);
     }
-    let mut rec = SyscallRecord {
+    let rec = SyscallRecord {
         kind: KIND_EVENT,
         flags: REC_HAS_ENTRY,
         nr: index,
@@ -141,7 +141,10 @@ fn on_syscall_event(ctx: &TracePointContext, index: u32) -> Option<()> {
         aug_cut: [0; 2],
     };
     match augment::plan(nr as u32) {
-        Some(plan) => crate::syscalls::output(augment::assemble(&mut rec, &plan, &args)?),
+        Some(plan) => {
+            augment::stage(&rec, 0)?;
+            crate::syscalls::output(augment::assemble_staged(&plan)?);
+        }
         None => crate::syscalls::output_record(&rec),
     }
     Some(())
