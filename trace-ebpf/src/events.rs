@@ -141,10 +141,7 @@ fn on_syscall_event(ctx: &TracePointContext, index: u32) -> Option<()> {
         aug_cut: [0; 2],
     };
     match augment::plan(nr as u32) {
-        Some(plan) => {
-            augment::stage(&rec, 0)?;
-            crate::syscalls::output(augment::assemble_staged(&plan)?);
-        }
+        Some(plan) => crate::syscalls::output(augment::assemble(&rec, &plan)?),
         None => crate::syscalls::output_record(&rec),
     }
     Some(())

@@ -10,8 +10,7 @@ use aya_ebpf::{
     EbpfContext,
     bindings::BPF_NOEXIST,
     helpers::{bpf_get_current_pid_tgid, bpf_ktime_get_ns, bpf_probe_read_user},
-    macros::{btf_tracepoint, map, tracepoint},
-    maps::ProgramArray,
+    macros::{btf_tracepoint, tracepoint},
     programs::{BtfTracePointContext, TracePointContext},
 };
 use aya_log_ebpf::warn;
@@ -90,46 +89,9 @@ pub fn sys_enter(ctx: BtfTracePointContext) -> i32 {
 pub fn sys_exit(ctx: BtfTracePointContext) -> i32 {
     // TP_PROTO(struct pt_regs *regs, long ret)
     let regs = ctx.arg::<*const u8>(0);
-    let _ = on_exit::<_, true>(&ctx, ctx.arg::<i64>(1), Some(regs), || {
+    let _ = on_exit(&ctx, ctx.arg::<i64>(1), Some(regs), || {
         Some(syscall_index(syscall_nr(regs)?, is_compat(regs)))
     });
-    0
-}
-
-/// `sys_exit_reads`, at index 0: the only program in it.
-#[map(name = "exit_reads")]
-static EXIT_READS: ProgramArray = ProgramArray::with_max_entries(1, 0);
-
-/// What `sys_exit_reads` does with the staged record (`augment::stage`).
-const READS_PLAN: u32 = 0;
-/// …a successful exec: what the new program received, its call chain, then the
-/// record.
-const READS_EXEC: u32 = 1;
-
-/// The exit's reads of user memory, which sys_exit hands over in a tail call: the
-/// call's plan (its strings, buffers, structs), or a successful exec's path and argv.
-/// In a program of their own they are verified once, from this program's start; in
-/// sys_exit the verifier walked them again under every state that reached them, most
-/// of rtrace's start-up (~75 ms of ~100 on a 6.18 EPYC host). Loaded against the same
-/// tracepoint as sys_exit, which a tail call's target must be, never attached.
-#[btf_tracepoint(function = "sys_exit")]
-pub fn sys_exit_reads(ctx: BtfTracePointContext) -> i32 {
-    if augment::staged_job() == Some(READS_EXEC) {
-        if let Some((nr, tid, pid, now)) = augment::staged_call() {
-            let ids = Ids { tid, pid };
-            let regs = ctx.arg::<*const u8>(0);
-            emit_exec_reads(regs, &ids, nr, now, bpf_get_current_pid_tgid() as u32);
-            call_chain(&ctx, &ids, now);
-        }
-        if let Some(bytes) = augment::staged_bytes() {
-            output(bytes);
-        }
-    } else if let Some((nr, ..)) = augment::staged_call()
-        && let Some(plan) = augment::plan(nr)
-        && let Some(bytes) = augment::assemble_staged(&plan)
-    {
-        output(bytes);
-    }
     0
 }
 
@@ -157,7 +119,7 @@ pub fn sys_exit_event(ctx: TracePointContext) -> u32 {
     // SAFETY: as in sys_enter_event.
     let fields = unsafe { (ctx.read_at::<i32>(8), ctx.read_at::<i64>(16)) };
     if let (Ok(nr), Ok(ret)) = fields {
-        let _ = on_exit::<_, false>(&ctx, ret, None, || Some(nr as u32));
+        let _ = on_exit(&ctx, ret, None, || Some(nr as u32));
     }
     0
 }
@@ -299,11 +261,9 @@ fn emit_pending(nr: u32, ids: &Ids, now: u64, args: &[u64; 6]) {
 /// A call's exit: `regs` the task's registers where the hook passes them (the raw
 /// tracepoint: a successful exec's reads need its stack pointer; the per-syscall events
 /// never see an exec, the loader does not use them then), `nr_of` the syscall index of
-/// an exit whose entry was not seen. `TAIL`: reads of user memory go to
-/// `sys_exit_reads` (sys_exit); the per-call events' program, small already, makes them
-/// itself.
+/// an exit whose entry was not seen.
 #[inline(always)]
-fn on_exit<C: EbpfContext, const TAIL: bool>(
+fn on_exit<C: EbpfContext>(
     ctx: &C,
     ret: i64,
     regs: Option<*const u8>,
@@ -344,34 +304,6 @@ fn on_exit<C: EbpfContext, const TAIL: bool>(
         flags |= crate::fd_inode::fill(call.class, &mut call.args, ret);
         if ret >= 0 {
             flags |= crate::view::mark(call.class);
-        }
-        if TAIL {
-            let job = if exec_done {
-                regs.map(|_| READS_EXEC)
-            } else {
-                augment::plan(call.nr).map(|_| READS_PLAN)
-            };
-            let Some(job) = job else {
-                call_chain(ctx, &ids, now);
-                emit(flags, call.nr, &ids, call.enter_ns, now, &call.args, ret);
-                return Some(());
-            };
-            // An exec's frames follow its reads (sys_exit_reads sends them).
-            if job == READS_PLAN {
-                call_chain(ctx, &ids, now);
-            }
-            let rec = record(flags, call.nr, &ids, call.enter_ns, now, &call.args, ret);
-            if augment::stage(&rec, job).is_some() {
-                // SAFETY: a tail call; it returns only when it could not be made.
-                unsafe { EXIT_READS.tail_call(ctx, 0) };
-            }
-            // Not made (the loader fills the slot before it attaches sys_exit): the
-            // record without its reads, its pointers shown as pointers.
-            if job == READS_EXEC {
-                call_chain(ctx, &ids, now);
-            }
-            output_record(&rec);
-            return Some(());
         }
         if exec_done && let Some(regs) = regs {
             emit_exec_reads(regs, &ids, call.nr, now, bpf_get_current_pid_tgid() as u32);
@@ -563,9 +495,7 @@ fn emit_augmented(
     flags: u16,
 ) {
     let rec = record(flags, call.nr, ids, call.enter_ns, exit_ns, &call.args, ret);
-    if augment::stage(&rec, READS_PLAN).is_some()
-        && let Some(bytes) = augment::assemble_staged(plan)
-    {
+    if let Some(bytes) = augment::assemble(&rec, plan) {
         output(bytes);
     }
 }

@@ -92,7 +92,9 @@ pub fn mark(class: u32) -> u16 {
     let Some(view) = current_view() else {
         return 0;
     };
-    if view == mine {
+    // Word by word: comparing the arrays is a call to the object's byte-at-a-time
+    // memcmp.
+    if view[0] == mine[0] && view[1] == mine[1] && view[2] == mine[2] {
         REC_VIEW_KNOWN | REC_SAME_VIEW
     } else {
         REC_VIEW_KNOWN

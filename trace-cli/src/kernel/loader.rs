@@ -266,9 +266,6 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
                     .load(name, &btf)
                     .map_err(|source| LoadError::Attach { name, source })?;
             }
-            if s.summary_flags & trace_common::stats::SUMMARY_RECORDS != 0 {
-                load_exit_reads(&mut bpf, &btf)?;
-            }
         }
         SyscallHooks::Events(_) => {
             for name in s.hooks.programs() {
@@ -307,35 +304,6 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         crate::say!("rtrace: paths are compared with rtrace's view through /proc: {e}");
     }
     Ok(bpf)
-}
-
-/// sys_exit's reads of user memory, a program of its own that sys_exit tail-calls
-/// (see the eBPF side): verified against sys_exit's tracepoint, as a tail call's target
-/// must be, and put in the one slot of its program array. Only records need it.
-const EXIT_READS_PROGRAM: &str = "sys_exit_reads";
-const EXIT_READS_MAP: &str = "exit_reads";
-
-fn load_exit_reads(bpf: &mut Ebpf, btf: &aya::Btf) -> Result<(), LoadError> {
-    let name = EXIT_READS_PROGRAM;
-    let prog = program::<BtfTracePoint>(bpf, name)?;
-    prog.load("sys_exit", btf)
-        .map_err(|source| LoadError::Attach { name, source })?;
-    let fd = prog
-        .fd()
-        .and_then(|fd| fd.try_clone().map_err(ProgramError::IOError))
-        .map_err(|source| LoadError::Attach { name, source })?;
-    let map = bpf
-        .map_mut(EXIT_READS_MAP)
-        .ok_or(LoadError::MissingMap(EXIT_READS_MAP))?;
-    let mut slots =
-        aya::maps::ProgramArray::try_from(map).map_err(|source| LoadError::MapWrite {
-            name: EXIT_READS_MAP,
-            source,
-        })?;
-    slots.set(0, &fd, 0).map_err(|source| LoadError::MapWrite {
-        name: EXIT_READS_MAP,
-        source,
-    })
 }
 
 /// The program of every tracepoint event (`-e cat:name`)…
@@ -613,7 +581,6 @@ pub fn detach_syscalls(bpf: &mut Ebpf, links: &mut EventLinks) {
     for name in [
         "sys_enter",
         "sys_exit",
-        EXIT_READS_PROGRAM,
         "sys_enter_event",
         "sys_exit_event",
         EVENT_PROGRAM,

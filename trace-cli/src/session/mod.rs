@@ -121,7 +121,15 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     let mut workload = plan.argv.map(spawn).transpose()?;
     // A stop asked for while the verifier runs makes the load fail (the kernel gives up
     // on a program when a signal is pending): that is the stop, not an error.
-    let loaded = Probes::load(&plan.settings);
+    // The formats are read while the verifier checks the programs.
+    let (loaded, catalog) = std::thread::scope(|s| {
+        let catalog = s.spawn(|| tables::catalog(&cfg, &plan.settings, plan.tracefs.clone()));
+        let loaded = Probes::load(&plan.settings);
+        let catalog = catalog
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (loaded, catalog)
+    });
     if let Some(sig) = crate::signals::early() {
         // Dropping the held command makes it exit without running.
         return Ok(ended_by(sig, workload.is_some()));
@@ -129,7 +137,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     let mut probes = loaded?;
     let bpf_log = probes.open_log(cfg.verbose)?;
     let mut events = EventRuntime::start()?;
-    let (catalog, symbols) = arm(&mut probes, &cfg, &plan.settings, plan.tracefs, &workload)?;
+    let symbols = arm(&mut probes, &cfg, &plan.settings, &catalog, &workload)?;
     let proc_seeds = seed::read_procs(&cfg, workload.as_ref());
     if let Some(formats) = plan.record_formats {
         let names_pids = plan.ns.is_initial();
@@ -204,23 +212,23 @@ fn open_timeline(cfg: &Config) -> Result<Option<output::timeline::Timeline>, Ses
 
 /// Attaches the fork/exit upkeep and the events, seeds the pid maps, writes the
 /// syscall tables, starts naming addresses, and attaches the syscall programs last
-/// (with -D, once the delay has passed): the order the kernel side needs. The catalog
-/// of formats, and what names addresses.
+/// (with -D, once the delay has passed): the order the kernel side needs. What names
+/// addresses.
 fn arm(
     probes: &mut Probes,
     cfg: &Config,
     settings: &Settings,
-    tracefs: Tracefs,
+    catalog: &Catalog<Tracefs>,
     workload: &Option<Workload>,
-) -> Result<(Catalog<Tracefs>, Option<Symbols>), SessionError> {
+) -> Result<Option<Symbols>, SessionError> {
     probes.attach_upkeep(&settings.events)?;
     seed::write_pid_maps(&probes.bpf, cfg, workload.as_ref(), settings.key_by_tid)?;
-    let catalog = tables::write(probes, cfg, settings, tracefs)?;
+    tables::write(probes, cfg, catalog)?;
     let symbols = symbols::start(cfg, settings, workload.as_ref())?;
     if cfg.delay.is_none() {
         probes.attach_syscalls(&settings.hooks, cfg)?;
     }
-    Ok((catalog, symbols))
+    Ok(symbols)
 }
 
 /// The event loop's runtime, one thread, made only once the command is forked; and

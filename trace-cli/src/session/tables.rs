@@ -16,21 +16,18 @@ use crate::{
 use super::{SessionError, probes::Probes};
 use crate::output::show::shows_unfinished;
 
-/// Writes the tables; the catalog, its plans read.
-pub(super) fn write(
-    probes: &mut Probes,
-    cfg: &Config,
-    settings: &Settings,
-    tracefs: Tracefs,
-) -> Result<Catalog<Tracefs>, SessionError> {
+/// The calls whose entries show as unfinished, and the class bits of each call.
+fn classes(cfg: &Config) -> Vec<(u32, u32)> {
     // The timeline cuts a call still running at the end where tracing ended: the
     // kernel sends blocking calls' entries for it, whatever the lines show.
     let entries = shows_unfinished(cfg) || cfg.timeline.is_some();
-    let classes = classes::syscall_classes(cfg.selection.as_deref(), entries);
-    loader::write_classes(&mut probes.bpf, &classes)?;
-    if let Some(cpus) = &cfg.cpus {
-        loader::write_cpus(&mut probes.bpf, cpus)?;
-    }
+    classes::syscall_classes(cfg.selection.as_deref(), entries)
+}
+
+/// The catalog of formats, with what the programs will be told already read: pure
+/// reading of tracefs (~370 files for a full trace), so it runs while the verifier
+/// checks the programs.
+pub(super) fn catalog(cfg: &Config, settings: &Settings, tracefs: Tracefs) -> Catalog<Tracefs> {
     let mut catalog = Catalog::new(tracefs);
     // The calls whose entry events are chosen: their plans are read with the events,
     // whatever the syscalls' records (the syscall programs read a plan only where
@@ -43,20 +40,34 @@ pub(super) fn write(
         match &cfg.selection {
             _ if !records => catalog.preload(entry_events),
             Some(nrs) => {
-                let exec = classes
+                let exec: Vec<u32> = classes(cfg)
                     .iter()
                     .filter(|(_, c)| c & CLASS_EXEC != 0)
-                    .map(|(i, _)| *i);
+                    .map(|(i, _)| *i)
+                    .collect();
                 catalog.preload(nrs.iter().copied().chain(exec).chain(entry_events));
             }
             None => catalog.preload(0..syscall_table::MAX_NR),
         }
-        loader::write_aug_plans(
-            &mut probes.bpf,
-            catalog
-                .described()
-                .map(|(nr, i)| (nr, i.plan_with_limit(cfg.string_limit))),
-        )?;
     }
-    Ok(catalog)
+    catalog
+}
+
+/// Writes the tables: the class bits, `-C`'s CPUs, and the plans `catalog` read.
+pub(super) fn write(
+    probes: &mut Probes,
+    cfg: &Config,
+    catalog: &Catalog<Tracefs>,
+) -> Result<(), SessionError> {
+    loader::write_classes(&mut probes.bpf, &classes(cfg))?;
+    if let Some(cpus) = &cfg.cpus {
+        loader::write_cpus(&mut probes.bpf, cpus)?;
+    }
+    loader::write_aug_plans(
+        &mut probes.bpf,
+        catalog
+            .described()
+            .map(|(nr, i)| (nr, i.plan_with_limit(cfg.string_limit))),
+    )?;
+    Ok(())
 }
