@@ -27,28 +27,27 @@ fn pointer_at(base: *const u8, off: u32) -> Option<*const u8> {
 /// The inode number of the current task's `fd`, or 0 when it cannot be read.
 #[inline(never)]
 fn inode_of(fd: u32) -> u64 {
-    read_inode(fd).unwrap_or(0)
-}
-
-/// [`inode_of`], as an `Option`.
-#[inline(always)]
-fn read_inode(fd: u32) -> Option<u64> {
-    // SAFETY: the helper has no preconditions.
-    let task = unsafe { bpf_get_current_task() } as *const u8;
-    let files = pointer_at(task, TASK_FILES_OFF.load())?;
-    let fdt = pointer_at(files, FILES_FDT_OFF.load())?;
-    // SAFETY: as in pointer_at.
-    let max_fds =
-        unsafe { bpf_probe_read_kernel(fdt.add(FDT_MAX_FDS_OFF.load() as usize).cast::<u32>()) }
-            .ok()?;
-    if fd >= max_fds {
-        return None;
-    }
-    let table = pointer_at(fdt, FDT_FD_OFF.load())?;
-    let file = pointer_at(table, fd * 8)?;
-    let inode = pointer_at(file, FILE_INODE_OFF.load())?;
-    // SAFETY: as in pointer_at; `i_ino` is an unsigned long.
-    unsafe { bpf_probe_read_kernel(inode.add(INODE_INO_OFF.load() as usize).cast::<u64>()) }.ok()
+    let read = || -> Option<u64> {
+        // SAFETY: the helper has no preconditions.
+        let task = unsafe { bpf_get_current_task() } as *const u8;
+        let files = pointer_at(task, TASK_FILES_OFF.load())?;
+        let fdt = pointer_at(files, FILES_FDT_OFF.load())?;
+        // SAFETY: as in pointer_at.
+        let max_fds = unsafe {
+            bpf_probe_read_kernel(fdt.add(FDT_MAX_FDS_OFF.load() as usize).cast::<u32>())
+        }
+        .ok()?;
+        if fd >= max_fds {
+            return None;
+        }
+        let table = pointer_at(fdt, FDT_FD_OFF.load())?;
+        let file = pointer_at(table, fd * 8)?;
+        let inode = pointer_at(file, FILE_INODE_OFF.load())?;
+        // SAFETY: as in pointer_at; `i_ino` is an unsigned long.
+        unsafe { bpf_probe_read_kernel(inode.add(INODE_INO_OFF.load() as usize).cast::<u64>()) }
+            .ok()
+    };
+    read().unwrap_or(0)
 }
 
 /// For a successful call of a `CLASS_FD_INODE_*` class: puts the inode numbers of the

@@ -300,15 +300,17 @@ fn on_exit<C: EbpfContext>(
         // After a successful exec the old memory is gone: what the new program
         // received goes out instead, and the call's record carries no reads.
         let exec_done = call.class & CLASS_EXEC != 0 && ret == 0;
+        if exec_done && let Some(regs) = regs {
+            emit_exec_reads(regs, &ids, call.nr, now, bpf_get_current_pid_tgid() as u32);
+        }
+        call_chain(ctx, &ids, now);
+        // After the reads above: the verifier walks them once, not once for each of
+        // the flags' values.
         let mut flags = REC_HAS_ENTRY | REC_HAS_EXIT;
         flags |= crate::fd_inode::fill(call.class, &mut call.args, ret);
         if ret >= 0 {
             flags |= crate::view::mark(call.class);
         }
-        if exec_done && let Some(regs) = regs {
-            emit_exec_reads(regs, &ids, call.nr, now, bpf_get_current_pid_tgid() as u32);
-        }
-        call_chain(ctx, &ids, now);
         if !exec_done && let Some(plan) = augment::plan(call.nr) {
             emit_augmented(&plan, &ids, &call, now, ret, flags);
         } else {
