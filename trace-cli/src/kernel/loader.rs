@@ -159,8 +159,25 @@ fn chosen_faults(faults: Faults) -> impl Iterator<Item = (&'static str, Software
 /// The page-fault programs, minor and major.
 const FAULT_PROGRAMS: [&str; 2] = ["pf_min", "pf_maj"];
 
+/// aya's loader, made on a thread of its own from rtrace's first step: making one reads
+/// and parses the whole of the kernel's BTF (~24 ms on the 6.18 host, for relocations
+/// rtrace's object does not have), which the steps before the load need not wait for.
+pub struct PendingLoader(std::thread::JoinHandle<EbpfLoader<'static>>);
+
+impl PendingLoader {
+    pub fn start() -> PendingLoader {
+        PendingLoader(std::thread::spawn(EbpfLoader::new))
+    }
+
+    fn take(self) -> EbpfLoader<'static> {
+        self.0
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    }
+}
+
 /// Loads the object and verifies the programs `s` uses.
-pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
+pub fn load(s: &Settings, loader: PendingLoader) -> Result<Ebpf, LoadError> {
     let flag = |b: bool| u32::from(b);
     let trace_all = flag(s.trace_all);
     let filter_uid = s.filter_uid.unwrap_or(u32::MAX);
@@ -192,7 +209,7 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
             (true, true) => (1, STATS_TOTAL_ENTRIES),
         }
     };
-    let mut loader = EbpfLoader::new();
+    let mut loader = loader.take();
     for (i, ring) in trace_common::maps::RINGS.into_iter().enumerate() {
         let bytes = if (i as u32) < s.rings.count {
             s.rings.bytes
@@ -253,49 +270,11 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         .load(OBJECT)
         .map_err(LoadError::Load)?;
     // Verify every program now, before anything is attached or forked.
-    for name in LIFECYCLE {
-        let prog: &mut RawTracePoint = program(&mut bpf, name)?;
-        prog.load()
-            .map_err(|source| LoadError::Attach { name, source })?;
-    }
-    match s.hooks {
-        SyscallHooks::Raw => {
-            let btf = tracepoint_btf(&s.tracepoint_ids)?;
-            for name in s.hooks.programs() {
-                program::<BtfTracePoint>(&mut bpf, name)?
-                    .load(name, &btf)
-                    .map_err(|source| LoadError::Attach { name, source })?;
-            }
-        }
-        SyscallHooks::Events(_) => {
-            for name in s.hooks.programs() {
-                program::<TracePoint>(&mut bpf, name)?
-                    .load()
-                    .map_err(|source| LoadError::Attach { name, source })?;
-            }
-        }
-    }
-    for (name, _) in chosen_faults(s.faults) {
-        program::<PerfEvent>(&mut bpf, name)?
-            .load()
-            .map_err(|source| LoadError::Attach { name, source })?;
-    }
-    // tp_event is small: where it fails, the kernel lacks attach cookies. The syscall
-    // entry events' program reads what the call's plan says: its failure is its own.
-    if s.events.iter().any(|e| e.program() == EVENT_PROGRAM) {
-        program::<TracePoint>(&mut bpf, EVENT_PROGRAM)?
-            .load()
-            .map_err(LoadError::EventsNeedCookies)?;
-    }
-    if s.events
-        .iter()
-        .any(|e| e.program() == SYSCALL_EVENT_PROGRAM)
-    {
-        let name = SYSCALL_EVENT_PROGRAM;
-        program::<TracePoint>(&mut bpf, name)?
-            .load()
-            .map_err(|source| LoadError::Attach { name, source })?;
-    }
+    let btf = match s.hooks {
+        SyscallHooks::Raw => Some(tracepoint_btf(&s.tracepoint_ids)?),
+        SyscallHooks::Events(_) => None,
+    };
+    verify(&mut bpf, &chosen_programs(s), btf.as_ref())?;
     // What a traced task's view is compared with; without it, /proc is asked.
     if s.view.task_fs != 0
         && let Err(e) = super::view::learn(&mut bpf)
@@ -304,6 +283,93 @@ pub fn load(s: &Settings) -> Result<Ebpf, LoadError> {
         crate::say!("rtrace: paths are compared with rtrace's view through /proc: {e}");
     }
     Ok(bpf)
+}
+
+/// How a program is verified, and what its failure says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verify {
+    /// Loaded as it is.
+    Plain,
+    /// A BTF-typed program (`tp_btf`), against its tracepoint, which is its name.
+    Btf,
+    /// `tp_event`: small, so a failure says the kernel lacks attach cookies.
+    Cookies,
+}
+
+/// The programs `s` uses, in the order their failures are told.
+fn chosen_programs(s: &Settings) -> Vec<(&'static str, Verify)> {
+    let mut chosen: Vec<_> = LIFECYCLE.iter().map(|&n| (n, Verify::Plain)).collect();
+    let how = match s.hooks {
+        SyscallHooks::Raw => Verify::Btf,
+        SyscallHooks::Events(_) => Verify::Plain,
+    };
+    chosen.extend(s.hooks.programs().map(|n| (n, how)));
+    chosen.extend(chosen_faults(s.faults).map(|(n, _)| (n, Verify::Plain)));
+    // The syscall entry events' program reads what the call's plan says: its failure
+    // is its own.
+    for (name, how) in [
+        (EVENT_PROGRAM, Verify::Cookies),
+        (SYSCALL_EVENT_PROGRAM, Verify::Plain),
+    ] {
+        if s.events.iter().any(|e| e.program() == name) {
+            chosen.push((name, how));
+        }
+    }
+    chosen
+}
+
+/// Verifies the `chosen` programs, each on a thread of its own: the verifier's time is
+/// most of rtrace's start-up, and sys_exit alone is about half of it. The first
+/// failure in `chosen`'s order is the one told.
+fn verify(
+    bpf: &mut Ebpf,
+    chosen: &[(&'static str, Verify)],
+    btf: Option<&aya::Btf>,
+) -> Result<(), LoadError> {
+    let mut results: Vec<Option<Result<(), LoadError>>> = chosen.iter().map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let running: Vec<_> = bpf
+            .programs_mut()
+            .filter_map(|(name, prog)| {
+                let i = chosen.iter().position(|(n, _)| *n == name)?;
+                let (name, how) = chosen[i];
+                Some((i, scope.spawn(move || verify_one(name, how, prog, btf))))
+            })
+            .collect();
+        for (i, thread) in running {
+            let result = thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            results[i] = Some(result);
+        }
+    });
+    for ((name, _), result) in chosen.iter().zip(results) {
+        result.unwrap_or(Err(LoadError::MissingProgram(name)))?;
+    }
+    Ok(())
+}
+
+fn verify_one(
+    name: &'static str,
+    how: Verify,
+    prog: &mut aya::programs::Program,
+    btf: Option<&aya::Btf>,
+) -> Result<(), LoadError> {
+    use aya::programs::Program as P;
+    let loaded = match (how, prog) {
+        (Verify::Btf, P::BtfTracePoint(p)) => match btf {
+            Some(btf) => p.load(name, btf),
+            None => return Err(LoadError::NoTracepointBtf(name.into())),
+        },
+        (Verify::Plain, P::RawTracePoint(p)) => p.load(),
+        (Verify::Plain, P::PerfEvent(p)) => p.load(),
+        (Verify::Plain | Verify::Cookies, P::TracePoint(p)) => p.load(),
+        (_, _) => Err(ProgramError::UnexpectedProgramType),
+    };
+    loaded.map_err(|source| match how {
+        Verify::Cookies => LoadError::EventsNeedCookies(source),
+        Verify::Plain | Verify::Btf => LoadError::Attach { name, source },
+    })
 }
 
 /// The program of every tracepoint event (`-e cat:name`)…

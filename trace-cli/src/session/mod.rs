@@ -98,6 +98,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     // Start-up takes a while (seconds in an emulated kernel): a stop asked for meanwhile
     // ends it between its steps, before the command runs.
     let ended_by = |sig: i32, workload: bool| if workload { 128 + sig } else { 0 };
+    let pending = crate::kernel::loader::PendingLoader::start();
     let plan = match Plan::settle(&cfg) {
         Ok(plan) => plan,
         // The feature probes load tiny programs, which the verifier gives up on when a
@@ -124,7 +125,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     // The formats are read while the verifier checks the programs.
     let (loaded, catalog) = std::thread::scope(|s| {
         let catalog = s.spawn(|| tables::catalog(&cfg, &plan.settings, plan.tracefs.clone()));
-        let loaded = Probes::load(&plan.settings);
+        let loaded = Probes::load(&plan.settings, pending);
         let catalog = catalog
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));

@@ -24,9 +24,9 @@ pub(super) struct Probes {
 }
 
 impl Probes {
-    pub fn load(settings: &Settings) -> Result<Probes, LoadError> {
+    pub fn load(settings: &Settings, pending: loader::PendingLoader) -> Result<Probes, LoadError> {
         Ok(Probes {
-            bpf: loader::load(settings)?,
+            bpf: loader::load(settings, pending)?,
             links: EventLinks::default(),
         })
     }
