@@ -40,11 +40,10 @@ pub(super) fn catalog(cfg: &Config, settings: &Settings, tracefs: Tracefs) -> Ca
         match &cfg.selection {
             _ if !records => catalog.preload(entry_events),
             Some(nrs) => {
-                let exec: Vec<u32> = classes(cfg)
-                    .iter()
+                let exec = classes(cfg)
+                    .into_iter()
                     .filter(|(_, c)| c & CLASS_EXEC != 0)
-                    .map(|(i, _)| *i)
-                    .collect();
+                    .map(|(i, _)| i);
                 catalog.preload(nrs.iter().copied().chain(exec).chain(entry_events));
             }
             None => catalog.preload(0..syscall_table::MAX_NR),
