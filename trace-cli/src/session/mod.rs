@@ -26,14 +26,13 @@ use thiserror::Error;
 
 use crate::{
     config::Config,
-    decode::Catalog,
     kernel::{
         btf::BtfError,
         features::Missing,
         loader::{LoadError, Settings},
         privilege::NotPrivileged,
         stats_maps,
-        tracefs::{Tracefs, TracefsError},
+        tracefs::TracefsError,
     },
     output,
     signals::Stops,
@@ -123,13 +122,13 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     // A stop asked for while the verifier runs makes the load fail (the kernel gives up
     // on a program when a signal is pending): that is the stop, not an error.
     // The formats are read while the verifier checks the programs.
-    let (loaded, catalog) = std::thread::scope(|s| {
-        let catalog = s.spawn(|| tables::catalog(&cfg, &plan.settings, plan.tracefs.clone()));
+    let (loaded, tables) = std::thread::scope(|s| {
+        let tables = s.spawn(|| tables::read(&cfg, &plan.settings, plan.tracefs.clone()));
         let loaded = Probes::load(&plan.settings, pending);
-        let catalog = catalog
+        let tables = tables
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (loaded, catalog)
+        (loaded, tables)
     });
     if let Some(sig) = crate::signals::early() {
         // Dropping the held command makes it exit without running.
@@ -138,7 +137,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     let mut probes = loaded?;
     let bpf_log = probes.open_log(cfg.verbose)?;
     let mut events = EventRuntime::start()?;
-    let symbols = arm(&mut probes, &cfg, &plan.settings, &catalog, &workload)?;
+    let symbols = arm(&mut probes, &cfg, &plan.settings, &tables, &workload)?;
     let proc_seeds = seed::read_procs(&cfg, workload.as_ref());
     if let Some(formats) = plan.record_formats {
         let names_pids = plan.ns.is_initial();
@@ -155,7 +154,7 @@ pub fn run(cfg: Config) -> Result<i32, SessionError> {
     let mut thread_stats = report::thread_stats(&cfg, &probes.bpf)?;
     let sweep = plan.ns.is_initial() && stats_maps::sweep_allowed();
     let printer = PrinterParts {
-        catalog,
+        catalog: tables.catalog,
         proc_seeds,
         event_table: plan.event_table,
         shown_from_ns,
@@ -219,12 +218,12 @@ fn arm(
     probes: &mut Probes,
     cfg: &Config,
     settings: &Settings,
-    catalog: &Catalog<Tracefs>,
+    tables: &tables::Tables,
     workload: &Option<Workload>,
 ) -> Result<Option<Symbols>, SessionError> {
     probes.attach_upkeep(&settings.events)?;
     seed::write_pid_maps(&probes.bpf, cfg, workload.as_ref(), settings.key_by_tid)?;
-    tables::write(probes, cfg, catalog)?;
+    tables::write(probes, cfg, tables)?;
     let symbols = symbols::start(cfg, settings, workload.as_ref())?;
     if cfg.delay.is_none() {
         probes.attach_syscalls(&settings.hooks, cfg)?;

@@ -24,10 +24,20 @@ fn classes(cfg: &Config) -> Vec<(u32, u32)> {
     classes::syscall_classes(cfg.selection.as_deref(), entries)
 }
 
-/// The catalog of formats, with what the programs will be told already read: pure
-/// reading of tracefs (~370 files for a full trace), so it runs while the verifier
-/// checks the programs.
-pub(super) fn catalog(cfg: &Config, settings: &Settings, tracefs: Tracefs) -> Catalog<Tracefs> {
+/// What the programs are told, read before they can be: made by [`read`], written by
+/// [`write`].
+pub(super) struct Tables {
+    /// Each call's class bits.
+    classes: Vec<(u32, u32)>,
+    /// The catalog of formats, with the plans the programs need already read; the
+    /// printer decodes with it.
+    pub catalog: Catalog<Tracefs>,
+}
+
+/// The tables: pure reading of tracefs (~370 files for a full trace), so it runs while
+/// the verifier checks the programs.
+pub(super) fn read(cfg: &Config, settings: &Settings, tracefs: Tracefs) -> Tables {
+    let classes = classes(cfg);
     let mut catalog = Catalog::new(tracefs);
     // The calls whose entry events are chosen: their plans are read with the events,
     // whatever the syscalls' records (the syscall programs read a plan only where
@@ -40,31 +50,32 @@ pub(super) fn catalog(cfg: &Config, settings: &Settings, tracefs: Tracefs) -> Ca
         match &cfg.selection {
             _ if !records => catalog.preload(entry_events),
             Some(nrs) => {
-                let exec = classes(cfg)
-                    .into_iter()
+                let exec = classes
+                    .iter()
                     .filter(|(_, c)| c & CLASS_EXEC != 0)
-                    .map(|(i, _)| i);
+                    .map(|(i, _)| *i);
                 catalog.preload(nrs.iter().copied().chain(exec).chain(entry_events));
             }
             None => catalog.preload(0..syscall_table::MAX_NR),
         }
     }
-    catalog
+    Tables { classes, catalog }
 }
 
-/// Writes the tables: the class bits, `-C`'s CPUs, and the plans `catalog` read.
+/// Writes the tables: the class bits, `-C`'s CPUs, and the plans the catalog read.
 pub(super) fn write(
     probes: &mut Probes,
     cfg: &Config,
-    catalog: &Catalog<Tracefs>,
+    tables: &Tables,
 ) -> Result<(), SessionError> {
-    loader::write_classes(&mut probes.bpf, &classes(cfg))?;
+    loader::write_classes(&mut probes.bpf, &tables.classes)?;
     if let Some(cpus) = &cfg.cpus {
         loader::write_cpus(&mut probes.bpf, cpus)?;
     }
     loader::write_aug_plans(
         &mut probes.bpf,
-        catalog
+        tables
+            .catalog
             .described()
             .map(|(nr, i)| (nr, i.plan_with_limit(cfg.string_limit))),
     )?;
