@@ -157,17 +157,27 @@ impl Assembler {
                 None
             }
             _ => {
+                // Most calls have nothing kept for them: no lookup then.
                 for (slot, kept) in [&mut self.exec_reads, &mut self.exec_env]
                     .into_iter()
                     .enumerate()
                 {
-                    let b = kept.remove(&rec.tid).unwrap_or_default();
-                    let old = std::mem::replace(&mut self.sent[slot], b);
+                    let b = match kept.is_empty() {
+                        true => None,
+                        false => kept.remove(&rec.tid),
+                    };
+                    if b.is_none() && self.sent[slot].capacity() == 0 {
+                        continue;
+                    }
+                    let old = std::mem::replace(&mut self.sent[slot], b.unwrap_or_default());
                     if self.spare.len() < SPARE_BUFFERS && old.capacity() > 0 {
                         self.spare.push(old);
                     }
                 }
-                let entry = self.pending.remove(&rec.tid);
+                let entry = match self.pending.is_empty() {
+                    true => None,
+                    false => self.pending.remove(&rec.tid),
+                };
                 let continued = entry
                     .as_ref()
                     .is_some_and(|p| p.entry == Entry::Shown && p.rec.nr == rec.nr);

@@ -51,27 +51,53 @@ fn named(c: char, ctx: Context) -> Option<&'static str> {
 /// Appends `bytes` escaped for `ctx`. Text that needs no escape is copied a run at a
 /// time (most strings are plain ASCII: one scan, one copy).
 pub fn escape_into(out: &mut String, bytes: &[u8], ctx: Context) {
-    // The printable ASCII that starts it, byte by byte (no UTF-8 check to pay).
     out.reserve(bytes.len());
-    let mut plain = 0;
-    for &b in bytes {
-        if !plain_ascii(b, ctx) {
-            break;
-        }
-        out.push(char::from(b));
-        plain += 1;
-    }
+    let plain = bytes
+        .iter()
+        .position(|&b| !plain_ascii(b, ctx))
+        .unwrap_or(bytes.len());
+    push_plain(out, &bytes[..plain]);
     if plain < bytes.len() {
         escape_rest(out, &bytes[plain..], ctx);
     }
 }
 
-/// The escaping itself, character by character, runs of kept text copied whole.
+/// Appends bytes [`plain_ascii`] keeps.
+fn push_plain(out: &mut String, plain: &[u8]) {
+    numbers::push_ascii(out, plain);
+}
+
+/// Octal, with three digits when a digit comes next.
+fn octal(out: &mut String, b: u8, next: Option<&u8>) {
+    numbers::octal_escape(out, b, next.is_some_and(u8::is_ascii_digit));
+}
+
+/// The escaping itself. ASCII a byte at a time (a binary buffer's zeros and control
+/// bytes need no UTF-8 decoding); from the first byte that is not ASCII, character by
+/// character, runs of kept text copied whole.
 fn escape_rest(out: &mut String, bytes: &[u8], ctx: Context) {
-    // Octal, with three digits when a digit comes next.
-    let octal = |out: &mut String, b: u8, next: Option<&u8>| {
-        numbers::octal_escape(out, b, next.is_some_and(u8::is_ascii_digit));
-    };
+    // The start of the plain run not yet written.
+    let mut run = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if !b.is_ascii() {
+            push_plain(out, &bytes[run..i]);
+            return escape_text(out, &bytes[i..], ctx);
+        }
+        if plain_ascii(b, ctx) {
+            continue;
+        }
+        push_plain(out, &bytes[run..i]);
+        run = i + 1;
+        match named(char::from(b), ctx) {
+            Some(n) => out.push_str(n),
+            None => octal(out, b, bytes.get(i + 1)),
+        }
+    }
+    push_plain(out, &bytes[run..]);
+}
+
+/// Escapes text that may hold UTF-8, character by character.
+fn escape_text(out: &mut String, bytes: &[u8], ctx: Context) {
     // Where the current chunk starts in `bytes`.
     let mut at = 0;
     for chunk in bytes.utf8_chunks() {

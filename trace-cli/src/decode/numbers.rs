@@ -6,11 +6,15 @@
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// Appends the few ASCII bytes the writers below built (one by one: cheaper than
-/// checking them as UTF-8 to copy them as a `str`).
-fn push_ascii(out: &mut String, digits: &[u8]) {
-    for &d in digits {
-        out.push(char::from(d));
+/// Appends ASCII bytes (digits the writers below built, text the escaping kept) in
+/// one copy. The ASCII check is a word-at-a-time scan, where `str::from_utf8`'s
+/// validation costs more than the copy for a few bytes.
+pub(crate) fn push_ascii(out: &mut String, bytes: &[u8]) {
+    if bytes.is_ascii() {
+        // SAFETY: ASCII bytes are UTF-8.
+        out.push_str(unsafe { std::str::from_utf8_unchecked(bytes) });
+    } else {
+        out.push_str(&String::from_utf8_lossy(bytes));
     }
 }
 
@@ -62,28 +66,54 @@ pub fn octal_escape(out: &mut String, b: u8, three: bool) {
     push_ascii(out, &digits[skip..]);
 }
 
+/// Room for the longest number [`fixed`] writes: `-`, a u128's 39 digits, `.`, six
+/// decimals; and for the padding of the widths the lines use.
+const FIXED_MAX: usize = 1 + 39 + 1 + 6;
+
+/// Writes `n`'s decimal digits ending at `buf[at]` (at least one); where they start.
+fn digits_before(buf: &mut [u8], mut at: usize, mut n: u64) -> usize {
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return at;
+        }
+    }
+}
+
 /// `whole.frac` with `decimals` digits of `frac` (zero-padded), right-aligned in
 /// `width` with `-` before the digits when `neg`: `{:>width$}` of `{sign}{whole}.{frac:0decimals$}`.
-fn fixed(
-    out: &mut String,
-    neg: bool,
-    whole: impl itoa::Integer,
-    frac: u32,
-    decimals: usize,
-    width: usize,
-) {
-    let mut ints = itoa::Buffer::new();
-    let whole = ints.format(whole);
-    let len = usize::from(neg) + whole.len() + 1 + decimals;
-    spaces(out, width.saturating_sub(len));
+/// Built right to left in a stack buffer, padding included, and appended in one copy.
+fn fixed(out: &mut String, neg: bool, whole: u128, frac: u32, decimals: usize, width: usize) {
+    let mut buf = [b' '; FIXED_MAX];
+    let end = buf.len();
+    // The decimals: the digits of 10^decimals + frac, but the leading 1.
+    let decimals = decimals.min(6);
+    let mut at = digits_before(&mut buf, end, 10u64.pow(decimals as u32) + u64::from(frac)) + 1;
+    at -= 1;
+    buf[at] = b'.';
+    at = match u64::try_from(whole) {
+        Ok(w) => digits_before(&mut buf, at, w),
+        Err(_) => {
+            let mut ints = itoa::Buffer::new();
+            let digits = ints.format(whole).as_bytes();
+            buf[at - digits.len()..at].copy_from_slice(digits);
+            at - digits.len()
+        }
+    };
     if neg {
-        out.push('-');
+        at -= 1;
+        buf[at] = b'-';
     }
-    out.push_str(whole);
-    out.push('.');
-    // The zero padding: the digits of 10^decimals + frac, but the leading 1.
-    let padded = 10u32.pow(decimals as u32) + frac;
-    out.push_str(&ints.format(padded)[1..]);
+    let len = end - at;
+    if width > len && width <= end {
+        // The padding is already in the buffer: spaces.
+        at = end - width;
+    } else {
+        spaces(out, width.saturating_sub(len));
+    }
+    push_ascii(out, &buf[at..]);
 }
 
 /// Nanoseconds as milliseconds with three decimals, right-aligned in `width`, in the
@@ -98,7 +128,14 @@ pub fn ms3(out: &mut String, ns: i128, width: usize) {
         Ok(n) => {
             let us = n / 1000 + u64::from(n % 1000 >= 500);
             let neg = ns < 0 && us > 0;
-            fixed(out, neg, us / 1000, (us % 1000) as u32, 3, width);
+            fixed(
+                out,
+                neg,
+                u128::from(us / 1000),
+                (us % 1000) as u32,
+                3,
+                width,
+            );
         }
         Err(_) => {
             let us = (abs + 500) / 1000;
@@ -112,7 +149,14 @@ pub fn ms3(out: &mut String, ns: i128, width: usize) {
 pub fn ms6(out: &mut String, ns: i128) {
     let abs = ns.unsigned_abs();
     match u64::try_from(abs) {
-        Ok(n) => fixed(out, ns < 0, n / 1_000_000, (n % 1_000_000) as u32, 6, 0),
+        Ok(n) => fixed(
+            out,
+            ns < 0,
+            u128::from(n / 1_000_000),
+            (n % 1_000_000) as u32,
+            6,
+            0,
+        ),
         Err(_) => fixed(out, ns < 0, abs / 1_000_000, (abs % 1_000_000) as u32, 6, 0),
     }
 }

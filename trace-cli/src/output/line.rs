@@ -36,6 +36,8 @@ pub struct LineFormatter {
     errno: ErrnoTable,
     /// Last name seen per tid, for `= N (comm)` returns.
     comms: HashMap<u32, [u8; TASK_COMM_LEN]>,
+    /// The last (tid, name) put in `comms`: a thread's lines in a row put it once.
+    last_named: Option<(u32, [u8; TASK_COMM_LEN])>,
 }
 
 /// The name's bytes, up to its NUL.
@@ -51,6 +53,7 @@ impl LineFormatter {
             base_ns: None,
             errno: ErrnoTable::new(),
             comms: HashMap::default(),
+            last_named: None,
         }
     }
 
@@ -105,7 +108,7 @@ impl LineFormatter {
         event: &crate::events::TpEvent,
         duration_column: bool,
     ) {
-        self.comms.insert(rec.tid, rec.comm);
+        self.named(rec);
         if self.opts.show_timestamp {
             self.timestamp(out, rec);
         }
@@ -129,7 +132,7 @@ impl LineFormatter {
         memory: &Location,
     ) {
         use crate::output::fault;
-        self.comms.insert(rec.tid, rec.comm);
+        self.named(rec);
         if self.opts.show_timestamp {
             self.timestamp(out, rec);
         }
@@ -145,6 +148,15 @@ impl LineFormatter {
         out.push(' ');
         fault::kinds(out, memory, rec.args[2] != 0);
         out.push('\n');
+    }
+
+    /// Keeps the name `rec`'s thread has now, for `= N (comm)`.
+    fn named(&mut self, rec: &SyscallRecord) {
+        let now = Some((rec.tid, rec.comm));
+        if self.last_named != now {
+            self.comms.insert(rec.tid, rec.comm);
+            self.last_named = now;
+        }
     }
 
     /// `comm/tid ` (perf prints at most 14 bytes of the name), or the tid alone.
@@ -169,7 +181,7 @@ impl LineFormatter {
         fd_path: &dyn Fn(i32) -> Option<&'p [u8]>,
         continued: bool,
     ) {
-        self.comms.insert(rec.tid, rec.comm);
+        self.named(rec);
         if self.opts.show_timestamp {
             self.timestamp(out, rec);
         }
