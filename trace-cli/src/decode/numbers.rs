@@ -70,16 +70,36 @@ pub fn octal_escape(out: &mut String, b: u8, three: bool) {
 /// decimals; and for the padding of the widths the lines use.
 const FIXED_MAX: usize = 1 + 39 + 1 + 6;
 
-/// Writes `n`'s decimal digits ending at `buf[at]` (at least one); where they start.
-fn digits_before(buf: &mut [u8], mut at: usize, mut n: u64) -> usize {
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return at;
-        }
+/// The two digits of each number below 100.
+const PAIRS: &[u8; 200] = b"\
+    0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899";
+
+/// Writes `n`'s decimal digits ending at `buf[at]`, two at a time (at least one
+/// digit; exactly `min` or more when `min` asks for zeros in front); where they start.
+fn digits_before(buf: &mut [u8], mut at: usize, mut n: u64, min: usize) -> usize {
+    let end = at;
+    while n >= 100 {
+        let pair = (n % 100) as usize * 2;
+        n /= 100;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
     }
+    if n >= 10 {
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&PAIRS[n as usize * 2..n as usize * 2 + 2]);
+    } else {
+        at -= 1;
+        buf[at] = b'0' + n as u8;
+    }
+    while end - at < min {
+        at -= 1;
+        buf[at] = b'0';
+    }
+    at
 }
 
 /// `whole.frac` with `decimals` digits of `frac` (zero-padded), right-aligned in
@@ -88,13 +108,11 @@ fn digits_before(buf: &mut [u8], mut at: usize, mut n: u64) -> usize {
 fn fixed(out: &mut String, neg: bool, whole: u128, frac: u32, decimals: usize, width: usize) {
     let mut buf = [b' '; FIXED_MAX];
     let end = buf.len();
-    // The decimals: the digits of 10^decimals + frac, but the leading 1.
-    let decimals = decimals.min(6);
-    let mut at = digits_before(&mut buf, end, 10u64.pow(decimals as u32) + u64::from(frac)) + 1;
+    let mut at = digits_before(&mut buf, end, u64::from(frac), decimals.min(6));
     at -= 1;
     buf[at] = b'.';
     at = match u64::try_from(whole) {
-        Ok(w) => digits_before(&mut buf, at, w),
+        Ok(w) => digits_before(&mut buf, at, w, 1),
         Err(_) => {
             let mut ints = itoa::Buffer::new();
             let digits = ints.format(whole).as_bytes();
