@@ -56,15 +56,20 @@ pub fn escape_into(out: &mut String, bytes: &[u8], ctx: Context) {
         .iter()
         .position(|&b| !plain_ascii(b, ctx))
         .unwrap_or(bytes.len());
-    push_plain(out, &bytes[..plain]);
+    numbers::push_ascii(out, &bytes[..plain]);
     if plain < bytes.len() {
         escape_rest(out, &bytes[plain..], ctx);
     }
 }
 
-/// Appends bytes [`plain_ascii`] keeps.
-fn push_plain(out: &mut String, plain: &[u8]) {
-    numbers::push_ascii(out, plain);
+/// `bytes` as text when they are UTF-8. Most are ASCII, which a word-at-a-time scan
+/// says more cheaply than `str::from_utf8`'s validation does for a few bytes.
+pub fn utf8(bytes: &[u8]) -> Option<&str> {
+    if bytes.is_ascii() {
+        // SAFETY: ASCII bytes are UTF-8.
+        return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
+    }
+    std::str::from_utf8(bytes).ok()
 }
 
 /// Octal, with three digits when a digit comes next.
@@ -80,20 +85,20 @@ fn escape_rest(out: &mut String, bytes: &[u8], ctx: Context) {
     let mut run = 0;
     for (i, &b) in bytes.iter().enumerate() {
         if !b.is_ascii() {
-            push_plain(out, &bytes[run..i]);
+            numbers::push_ascii(out, &bytes[run..i]);
             return escape_text(out, &bytes[i..], ctx);
         }
         if plain_ascii(b, ctx) {
             continue;
         }
-        push_plain(out, &bytes[run..i]);
+        numbers::push_ascii(out, &bytes[run..i]);
         run = i + 1;
         match named(char::from(b), ctx) {
             Some(n) => out.push_str(n),
             None => octal(out, b, bytes.get(i + 1)),
         }
     }
-    push_plain(out, &bytes[run..]);
+    numbers::push_ascii(out, &bytes[run..]);
 }
 
 /// Escapes text that may hold UTF-8, character by character.

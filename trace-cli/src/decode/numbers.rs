@@ -4,17 +4,16 @@
 //! in integer arithmetic. Each writer prints exactly what the `format!` spelling named
 //! in its comment prints.
 
+use crate::decode::escape;
+
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// Appends ASCII bytes (digits the writers below built, text the escaping kept) in
-/// one copy. The ASCII check is a word-at-a-time scan, where `str::from_utf8`'s
-/// validation costs more than the copy for a few bytes.
+/// one copy, checked as [`escape::utf8`] checks text (ASCII first).
 pub(crate) fn push_ascii(out: &mut String, bytes: &[u8]) {
-    if bytes.is_ascii() {
-        // SAFETY: ASCII bytes are UTF-8.
-        out.push_str(unsafe { std::str::from_utf8_unchecked(bytes) });
-    } else {
-        out.push_str(&String::from_utf8_lossy(bytes));
+    match escape::utf8(bytes) {
+        Some(text) => out.push_str(text),
+        None => out.push_str(&String::from_utf8_lossy(bytes)),
     }
 }
 

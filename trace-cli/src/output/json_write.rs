@@ -4,6 +4,8 @@
 //! string with U+FFFD for each bad sequence and, beside it, every byte in hex, so that
 //! nothing is lost (docs/json.md).
 
+use crate::decode::escape;
+
 /// Whether JSON writes byte `b` of a string as itself: all but the quote, the
 /// backslash and the control characters below space.
 fn json_plain(b: u8) -> bool {
@@ -173,20 +175,10 @@ impl<'a> Arr<'a> {
     }
 }
 
-/// `bytes` as text when they are UTF-8. Most are ASCII, which a word-at-a-time scan
-/// says more cheaply than `str::from_utf8`'s validation does for a short string.
-fn utf8(bytes: &[u8]) -> Option<&str> {
-    if bytes.is_ascii() {
-        // SAFETY: ASCII bytes are UTF-8.
-        return Some(unsafe { std::str::from_utf8_unchecked(bytes) });
-    }
-    std::str::from_utf8(bytes).ok()
-}
-
 /// Bytes from the program as one value: a string when they are UTF-8, else
 /// `{"str": lossy, "hex": every byte}`.
 pub fn text_item(out: &mut Vec<u8>, bytes: &[u8]) {
-    match utf8(bytes) {
+    match escape::utf8(bytes) {
         Some(s) => string(out, s),
         None => {
             let mut o = Obj::new(out);
@@ -199,7 +191,7 @@ pub fn text_item(out: &mut Vec<u8>, bytes: &[u8]) {
 /// Bytes from the program as fields of `o`: `"str"`, and `"hex"` (every byte) when
 /// they are not UTF-8.
 pub fn text_fields(o: &mut Obj<'_>, bytes: &[u8]) {
-    match utf8(bytes) {
+    match escape::utf8(bytes) {
         Some(s) => o.str("str", s),
         None => {
             o.str("str", &String::from_utf8_lossy(bytes));
