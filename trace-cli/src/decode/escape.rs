@@ -56,7 +56,9 @@ pub fn escape_into(out: &mut String, bytes: &[u8], ctx: Context) {
         .iter()
         .position(|&b| !plain_ascii(b, ctx))
         .unwrap_or(bytes.len());
-    numbers::push_ascii(out, &bytes[..plain]);
+    if plain > 0 {
+        numbers::push_ascii(out, &bytes[..plain]);
+    }
     if plain < bytes.len() {
         escape_rest(out, &bytes[plain..], ctx);
     }
@@ -91,14 +93,18 @@ fn escape_rest(out: &mut String, bytes: &[u8], ctx: Context) {
         if plain_ascii(b, ctx) {
             continue;
         }
-        numbers::push_ascii(out, &bytes[run..i]);
+        if run < i {
+            numbers::push_ascii(out, &bytes[run..i]);
+        }
         run = i + 1;
         match named(char::from(b), ctx) {
             Some(n) => out.push_str(n),
             None => octal(out, b, bytes.get(i + 1)),
         }
     }
-    numbers::push_ascii(out, &bytes[run..]);
+    if run < bytes.len() {
+        numbers::push_ascii(out, &bytes[run..]);
+    }
 }
 
 /// Escapes text that may hold UTF-8, character by character.

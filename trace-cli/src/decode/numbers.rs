@@ -54,15 +54,21 @@ pub fn hex(out: &mut String, n: u64) {
 /// A byte in octal after a backslash: `\{:o}`, or `\{:03o}` when `three` (so that a
 /// digit written next cannot be read as part of it).
 pub fn octal_escape(out: &mut String, b: u8, three: bool) {
-    let digits = [b'0' + (b >> 6), b'0' + ((b >> 3) & 7), b'0' + (b & 7)];
+    let mut text = [
+        b'\\',
+        b'0' + (b >> 6),
+        b'0' + ((b >> 3) & 7),
+        b'0' + (b & 7),
+    ];
     let skip = match b {
         _ if three => 0,
         0..=7 => 2,
         8..=63 => 1,
         _ => 0,
     };
-    out.push('\\');
-    push_ascii(out, &digits[skip..]);
+    // The backslash goes just before the first digit kept: one copy.
+    text[skip] = b'\\';
+    push_ascii(out, &text[skip..]);
 }
 
 /// Room for the longest number [`fixed`] writes: `-`, a u128's 39 digits, `.`, six

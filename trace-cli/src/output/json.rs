@@ -7,7 +7,7 @@ use std::cell::RefCell;
 
 use serde::{Serialize, Serializer, ser::SerializeMap};
 use serde_json::value::RawValue;
-use trace_common::{SyscallRecord, record::Augmented};
+use trace_common::{SyscallRecord, TASK_COMM_LEN, record::Augmented};
 
 use crate::decode::{
     RetKind, SyscallInfo, args,
@@ -21,8 +21,11 @@ pub struct JsonFormatter {
     /// argv entries shown (`--string-limit`).
     items: u16,
     base_ns: Option<u64>,
-    /// Reused text: the name, flag names, an event's field, the numbers.
+    /// The thread's name as the lines write it, and the name it is of: a thread's
+    /// lines in a row escape it once.
     comm: String,
+    comm_of: Option<[u8; TASK_COMM_LEN]>,
+    /// Reused text: flag names, an event's field.
     scratch: RefCell<String>,
     ts: String,
     duration: String,
@@ -56,10 +59,20 @@ impl JsonFormatter {
             items,
             base_ns: None,
             comm: String::new(),
+            comm_of: None,
             scratch: RefCell::new(String::new()),
             ts: String::new(),
             duration: String::new(),
             event: String::new(),
+        }
+    }
+
+    /// `rec`'s thread name into `comm`, escaped as the lines escape it.
+    fn name(&mut self, rec: &SyscallRecord) {
+        if self.comm_of != Some(rec.comm) {
+            self.comm.clear();
+            escape::bare(&mut self.comm, comm_bytes(&rec.comm));
+            self.comm_of = Some(rec.comm);
         }
     }
 
@@ -89,8 +102,7 @@ impl JsonFormatter {
         if rec.has_entry() && rec.enter_ns != 0 {
             self.stamp(rec.enter_ns);
         }
-        self.comm.clear();
-        escape::bare(&mut self.comm, comm_bytes(&rec.comm));
+        self.name(rec);
         let returned = rec.has_exit() && info.ret != RetKind::NoReturn;
         let failed = returned && (-MAX_ERRNO..0).contains(&rec.ret);
 
@@ -182,8 +194,7 @@ impl JsonFormatter {
     ) {
         self.ts.clear();
         self.stamp(rec.enter_ns);
-        self.comm.clear();
-        escape::bare(&mut self.comm, comm_bytes(&rec.comm));
+        self.name(rec);
         self.event.clear();
         self.event.push_str(&event.category);
         self.event.push(':');
@@ -213,8 +224,7 @@ impl JsonFormatter {
     ) {
         self.ts.clear();
         self.stamp(rec.enter_ns);
-        self.comm.clear();
-        escape::bare(&mut self.comm, comm_bytes(&rec.comm));
+        self.name(rec);
         self.event.clear();
         self.event.push_str(&event.category);
         self.event.push(':');
@@ -246,8 +256,7 @@ impl JsonFormatter {
         use crate::output::fault;
         self.ts.clear();
         self.stamp(rec.enter_ns);
-        self.comm.clear();
-        escape::bare(&mut self.comm, comm_bytes(&rec.comm));
+        self.name(rec);
         self.event.clear();
         fault::code(&mut self.event, code, rec.args[0]);
         let split = self.event.len();

@@ -4,15 +4,13 @@
 
 use std::fmt::Write as _;
 
-use rustc_hash::FxHashMap as HashMap;
-
 use trace_common::{
     SyscallRecord, TASK_COMM_LEN,
     record::{Augmented, FAULT_MAJ},
 };
 
 pub use crate::config::LineOptions;
-use crate::symbols::Location;
+use crate::{output::task_names::TaskNames, symbols::Location};
 
 use crate::decode::{
     RetKind, SyscallInfo, args,
@@ -35,9 +33,11 @@ pub struct LineFormatter {
     base_ns: Option<u64>,
     errno: ErrnoTable,
     /// Last name seen per tid, for `= N (comm)` returns.
-    comms: HashMap<u32, [u8; TASK_COMM_LEN]>,
+    comms: TaskNames,
     /// The last (tid, name) put in `comms`: a thread's lines in a row put it once.
     last_named: Option<(u32, [u8; TASK_COMM_LEN])>,
+    /// `comm/tid ` of `last_named` as the line writes it.
+    task_text: String,
 }
 
 /// The name's bytes, up to its NUL.
@@ -52,8 +52,9 @@ impl LineFormatter {
             opts,
             base_ns: None,
             errno: ErrnoTable::new(),
-            comms: HashMap::default(),
+            comms: TaskNames::default(),
             last_named: None,
+            task_text: String::new(),
         }
     }
 
@@ -80,7 +81,7 @@ impl LineFormatter {
         let comms = &self.comms;
         let comm_of = |pid: i128| {
             let pid = u32::try_from(pid).ok().filter(|_| names_pids)?;
-            comms.get(&pid).map(comm_bytes)
+            comms.get(pid).map(comm_bytes)
         };
         crate::events::print::fields(out, &event.fields, data, self.opts.show_zeros, &comm_of);
         out.push_str(")\n");
@@ -150,24 +151,29 @@ impl LineFormatter {
         out.push('\n');
     }
 
-    /// Keeps the name `rec`'s thread has now, for `= N (comm)`.
+    /// Keeps the name `rec`'s thread has now, for `= N (comm)`, and writes its
+    /// `comm/tid ` once for the thread's lines in a row.
     fn named(&mut self, rec: &SyscallRecord) {
         let now = Some((rec.tid, rec.comm));
         if self.last_named != now {
-            self.comms.insert(rec.tid, rec.comm);
+            self.comms.set(rec.tid, rec.comm);
             self.last_named = now;
+            self.task_text.clear();
+            if self.opts.show_comm {
+                let comm = comm_bytes(&rec.comm);
+                escape::bare(&mut self.task_text, &comm[..comm.len().min(14)]);
+                self.task_text.push('/');
+            }
+            numbers::dec(&mut self.task_text, rec.tid);
+            self.task_text.push(' ');
         }
     }
 
-    /// `comm/tid ` (perf prints at most 14 bytes of the name), or the tid alone.
+    /// `comm/tid ` (perf prints at most 14 bytes of the name), or the tid alone: what
+    /// [`Self::named`] wrote for `rec`'s thread, which every line calls first.
     fn task(&self, out: &mut String, rec: &SyscallRecord) {
-        if self.opts.show_comm {
-            let comm = comm_bytes(&rec.comm);
-            escape::bare(out, &comm[..comm.len().min(14)]);
-            out.push('/');
-        }
-        numbers::dec(out, rec.tid);
-        out.push(' ');
+        debug_assert_eq!(self.last_named, Some((rec.tid, rec.comm)));
+        out.push_str(&self.task_text);
     }
 
     /// Appends one line for `rec`. `mem` gives what the kernel copied from user memory
@@ -334,7 +340,7 @@ impl LineFormatter {
     /// ` (comm)` after a pid whose task's name is known.
     fn pid_comm(&self, out: &mut String, pid: i32) {
         if pid > 0
-            && let Some(comm) = self.comms.get(&(pid as u32))
+            && let Some(comm) = self.comms.get(pid as u32)
         {
             out.push_str(" (");
             escape::bare(out, comm_bytes(comm));
@@ -406,7 +412,7 @@ impl LineFormatter {
                 if matches!(info.name.as_str(), "clone" | "clone3" | "fork" | "vfork") {
                     // A new child is named after its parent until it execs (its own
                     // records, when they came first, know better).
-                    self.comms.entry(ret as u32).or_insert(rec.comm);
+                    self.comms.set_if_unknown(ret as u32, rec.comm);
                 }
                 self.pid_comm(out, ret as i32);
             }

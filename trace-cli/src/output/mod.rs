@@ -12,6 +12,7 @@ pub mod line;
 pub mod printer;
 pub mod show;
 pub mod summary;
+pub mod task_names;
 pub mod timeline;
 
 use std::{
