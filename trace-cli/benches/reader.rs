@@ -16,7 +16,7 @@ use trace_cli::{
 use trace_common::{
     SyscallRecord,
     augment::AUG_NO_ARG,
-    record::{KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT},
+    record::{KIND_SYSCALL, REC_HAS_ENTRY, REC_HAS_EXIT, REC_PENDING},
 };
 
 /// As in the binary: the static (musl) build runs on mimalloc.
@@ -39,6 +39,13 @@ impl FormatSource for Formats {
         let buf = match event {
             "read" => "char * buf",
             "write" => "const char * buf",
+            "getppid" => {
+                return Some(
+                    "name: sys_enter_getppid\nformat:\n\
+                     \tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n"
+                        .to_string(),
+                );
+            }
             _ => return None,
         };
         Some(format!(
@@ -70,16 +77,44 @@ fn record(i: usize) -> Vec<u8> {
         aug_arg: [1, AUG_NO_ARG],
         aug_cut: [0, 0],
     };
-    // SAFETY: SyscallRecord is plain repr(C) data with no padding holes read back.
-    let bytes = unsafe {
-        std::slice::from_raw_parts(
-            (&rec as *const SyscallRecord).cast::<u8>(),
-            size_of::<SyscallRecord>(),
-        )
-    };
-    let mut item = bytes.to_vec();
+    let mut item = bytes(&rec);
     item.push(0);
     item
+}
+
+/// One call of a 4-thread getppid storm (the bench's `threads` workload): no
+/// arguments, no memory, the threads' records interleaved.
+fn getppid(i: usize) -> Vec<u8> {
+    let nr = trace_cli::decode::syscall_table::number("getppid").unwrap();
+    let start = 1_000_000_000 + i as u64 * 250;
+    let tid = 4242 + (i % 4) as u32;
+    let rec = SyscallRecord {
+        kind: KIND_SYSCALL,
+        flags: REC_HAS_ENTRY | REC_HAS_EXIT,
+        nr,
+        tid,
+        pid: 4242,
+        enter_ns: start,
+        exit_ns: start + 180,
+        args: [0; 6],
+        ret: 4200,
+        comm: *b"storm\0\0\0\0\0\0\0\0\0\0\0",
+        aug_len: [0, 0],
+        aug_arg: [AUG_NO_ARG, AUG_NO_ARG],
+        aug_cut: [0, 0],
+    };
+    bytes(&rec)
+}
+
+fn bytes(rec: &SyscallRecord) -> Vec<u8> {
+    // SAFETY: SyscallRecord is plain repr(C) data with no padding holes read back.
+    unsafe {
+        std::slice::from_raw_parts(
+            (rec as *const SyscallRecord).cast::<u8>(),
+            size_of::<SyscallRecord>(),
+        )
+    }
+    .to_vec()
 }
 
 fn config(extra: &[&str]) -> Config {
@@ -98,6 +133,19 @@ fn config(extra: &[&str]) -> Config {
 }
 
 fn run(bencher: divan::Bencher, extra: &[&str]) {
+    run_on(bencher, extra, &[], record, |first| {
+        first.contains("dd/4242 write(fd: 1, buf: \"\\0\", count: 1)")
+            || first.contains(r#""syscall":"read","args":{"fd":{"raw":0,"fd":0},"buf":{"raw":140724908871680,"str":"\u0000"}"#)
+    });
+}
+
+fn run_on(
+    bencher: divan::Bencher,
+    extra: &[&str],
+    prelude: &[Vec<u8>],
+    record: fn(usize) -> Vec<u8>,
+    real: fn(&str) -> bool,
+) {
     let cfg = config(extra);
     let items: Vec<Vec<u8>> = (0..BATCH).map(record).collect();
     let mut printer = Printer::new(
@@ -107,15 +155,11 @@ fn run(bencher: divan::Bencher, extra: &[&str]) {
     );
     // What is measured is real lines: the storm's two calls, decoded.
     let mut first = Vec::new();
-    for item in &items[..2] {
+    for item in prelude.iter().chain(&items[..2]) {
         printer.take(item, &mut first);
     }
     let first = String::from_utf8(first).unwrap();
-    assert!(
-        first.contains("dd/4242 write(fd: 1, buf: \"\\0\", count: 1)")
-            || first.contains(r#""syscall":"read","args":{"fd":{"raw":0,"fd":0},"buf":{"raw":140724908871680,"str":"\u0000"}"#),
-        "{first}"
-    );
+    assert!(real(&first), "{first}");
     let mut out = io::sink();
     bencher
         .counter(divan::counter::ItemsCount::new(BATCH))
@@ -136,4 +180,39 @@ fn lines(bencher: divan::Bencher) {
 #[divan::bench]
 fn json(bencher: divan::Bencher) {
     run(bencher, &["--json"]);
+}
+
+/// perf's lines of a 4-thread getppid storm (the bench's `threads` workload).
+#[divan::bench]
+fn threads(bencher: divan::Bencher) {
+    run_on(bencher, &[], &[], getppid, |first| {
+        first.contains("storm/4243 getppid()") && first.contains("= 4200\n")
+    });
+}
+
+/// The storm's lines while 512 other threads are blocked in a call (shown unfinished
+/// already), as under `-a` on a busy machine: a line must not cost more for them.
+#[divan::bench]
+fn blocked(bencher: divan::Bencher) {
+    let entries: Vec<Vec<u8>> = (0..512)
+        .map(|i| {
+            let mut item = record(0);
+            let rec = item.as_mut_ptr().cast::<SyscallRecord>();
+            // SAFETY: `item` holds a whole SyscallRecord, written from one.
+            unsafe {
+                let mut r = rec.read_unaligned();
+                r.tid = 10_000 + i;
+                r.flags = REC_HAS_ENTRY | REC_PENDING;
+                r.exit_ns = 0;
+                r.aug_len = [0, 0];
+                r.aug_arg = [AUG_NO_ARG, AUG_NO_ARG];
+                rec.write_unaligned(r);
+            }
+            item
+        })
+        .collect();
+    run_on(bencher, &[], &entries, record, |first| {
+        first.contains("dd/10511 read(buf: 0x7ffd12345000, count: 1) ")
+            && first.contains("dd/4242 write(fd: 1, buf: \"\\0\", count: 1)")
+    });
 }

@@ -96,6 +96,9 @@ pub struct Assembler {
     sent: [Vec<u8>; 2],
     /// Entries of blocking calls not yet returned, per tid.
     pending: FxHashMap<u32, Pending>,
+    /// How many of them are [`Entry::Waiting`]: asked before every line, so counted
+    /// rather than looked for among the threads blocked for long.
+    waiting: usize,
     stacks: FxHashMap<u32, Stack>,
     /// Buffers of records gone, for the next ones (no allocation per call).
     spare: Vec<Vec<u8>>,
@@ -116,6 +119,14 @@ impl Assembler {
             && self.spare.len() < SPARE_BUFFERS
         {
             self.spare.push(b);
+        }
+    }
+
+    /// A pending entry is gone (returned, or replaced by the thread's next).
+    fn forget(&mut self, gone: Option<Pending>) {
+        if let Some(p) = gone {
+            self.waiting -= usize::from(p.entry == Entry::Waiting);
+            self.recycle(Some(p.bytes));
         }
     }
 
@@ -153,7 +164,8 @@ impl Assembler {
                 let bytes = self.buffer(item);
                 let entry = Entry::Waiting;
                 let old = self.pending.insert(rec.tid, Pending { rec, entry, bytes });
-                self.recycle(old.map(|p| p.bytes));
+                self.waiting += 1;
+                self.forget(old);
                 None
             }
             _ => {
@@ -181,7 +193,7 @@ impl Assembler {
                 let continued = entry
                     .as_ref()
                     .is_some_and(|p| p.entry == Entry::Shown && p.rec.nr == rec.nr);
-                self.recycle(entry.map(|p| p.bytes));
+                self.forget(entry);
                 Some(Record::Call { rec, continued })
             }
         }
@@ -217,7 +229,14 @@ impl Assembler {
 
     /// Whether some blocking call's entry is still to be shown or passed over.
     pub fn has_waiting(&self) -> bool {
-        self.pending.values().any(|p| p.entry == Entry::Waiting)
+        debug_assert_eq!(
+            self.waiting,
+            self.pending
+                .values()
+                .filter(|p| p.entry == Entry::Waiting)
+                .count()
+        );
+        self.waiting > 0
     }
 
     /// Every call not yet returned (its entry shown or not), oldest first, with its
@@ -254,6 +273,7 @@ impl Assembler {
             let Some(p) = self.pending.get_mut(tid) else {
                 continue;
             };
+            self.waiting -= 1;
             match show(&p.rec, &p.bytes) {
                 Ok(shown) => p.entry = if shown { Entry::Shown } else { Entry::Passed },
                 Err(e) => {
@@ -384,6 +404,27 @@ pub mod tests {
                 continued: false
             })
         );
+    }
+
+    /// The count of waiting entries (`has_waiting`, which debug builds check against
+    /// the entries) follows every way an entry ends: shown, passed over, returned, or
+    /// replaced by the thread's next entry (its return lost).
+    #[test]
+    fn waiting_is_counted_through_every_way_an_entry_ends() {
+        let mut a = Assembler::default();
+        take(&mut a, &entry(1, WAIT, 10));
+        take(&mut a, &entry(1, READ, 11));
+        take(&mut a, &entry(2, READ, 12));
+        assert!(a.has_waiting());
+        assert_eq!(show_all(&mut a, Some(2)), [(1, READ)]);
+        assert!(a.has_waiting());
+        take(&mut a, &call(2, READ, 12));
+        assert!(!a.has_waiting());
+        take(&mut a, &entry(3, READ, 13));
+        a.settle_waiting::<()>(None, |_, _| Ok(false)).unwrap();
+        assert!(!a.has_waiting());
+        take(&mut a, &entry(3, WAIT, 14));
+        assert!(a.has_waiting());
     }
 
     #[test]

@@ -83,10 +83,9 @@ const PAIRS: &[u8; 200] = b"\
     6061626364656667686970717273747576777879\
     8081828384858687888990919293949596979899";
 
-/// Writes `n`'s decimal digits ending at `buf[at]`, two at a time (at least one
-/// digit; exactly `min` or more when `min` asks for zeros in front); where they start.
-fn digits_before(buf: &mut [u8], mut at: usize, mut n: u64, min: usize) -> usize {
-    let end = at;
+/// Writes `n`'s decimal digits (at least one) ending at `buf[at]`, two at a time;
+/// where they start.
+fn digits_before(buf: &mut [u8], mut at: usize, mut n: u64) -> usize {
     while n >= 100 {
         let pair = (n % 100) as usize * 2;
         n /= 100;
@@ -100,9 +99,22 @@ fn digits_before(buf: &mut [u8], mut at: usize, mut n: u64, min: usize) -> usize
         at -= 1;
         buf[at] = b'0' + n as u8;
     }
-    while end - at < min {
+    at
+}
+
+/// Exactly `decimals` (at most 6) digits of `frac` (below 10^decimals), zeros in
+/// front, ending at `buf[end]`: two at a time, no loop over the value.
+fn decimals_before(buf: &mut [u8], end: usize, mut frac: u32, decimals: usize) -> usize {
+    let mut at = end;
+    for _ in 0..decimals / 2 {
+        let pair = (frac % 100) as usize * 2;
+        frac /= 100;
+        at -= 2;
+        buf[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if decimals % 2 == 1 {
         at -= 1;
-        buf[at] = b'0';
+        buf[at] = b'0' + (frac % 10) as u8;
     }
     at
 }
@@ -110,14 +122,16 @@ fn digits_before(buf: &mut [u8], mut at: usize, mut n: u64, min: usize) -> usize
 /// `whole.frac` with `decimals` digits of `frac` (zero-padded), right-aligned in
 /// `width` with `-` before the digits when `neg`: `{:>width$}` of `{sign}{whole}.{frac:0decimals$}`.
 /// Built right to left in a stack buffer, padding included, and appended in one copy.
+/// Inlined, so that each caller's count of decimals is a constant.
+#[inline(always)]
 fn fixed(out: &mut String, neg: bool, whole: u128, frac: u32, decimals: usize, width: usize) {
     let mut buf = [b' '; FIXED_MAX];
     let end = buf.len();
-    let mut at = digits_before(&mut buf, end, u64::from(frac), decimals.min(6));
+    let mut at = decimals_before(&mut buf, end, frac, decimals.min(6));
     at -= 1;
     buf[at] = b'.';
     at = match u64::try_from(whole) {
-        Ok(w) => digits_before(&mut buf, at, w, 1),
+        Ok(w) => digits_before(&mut buf, at, w),
         Err(_) => {
             let mut ints = itoa::Buffer::new();
             let digits = ints.format(whole).as_bytes();

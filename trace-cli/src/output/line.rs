@@ -34,10 +34,19 @@ pub struct LineFormatter {
     errno: ErrnoTable,
     /// Last name seen per tid, for `= N (comm)` returns.
     comms: TaskNames,
-    /// The last (tid, name) put in `comms`: a thread's lines in a row put it once.
-    last_named: Option<(u32, [u8; TASK_COMM_LEN])>,
-    /// `comm/tid ` of `last_named` as the line writes it.
-    task_text: String,
+    /// `comm/tid ` of the threads whose lines came last, as the line writes it.
+    heads: [Head; HEADS],
+}
+
+/// Threads whose `comm/tid ` is kept written, by tid: the threads of a busy process
+/// take turns in the ring, and each keeps its own.
+const HEADS: usize = 8;
+
+/// One thread's `comm/tid `, and the (tid, name) it is of.
+#[derive(Default)]
+struct Head {
+    of: Option<(u32, [u8; TASK_COMM_LEN])>,
+    text: String,
 }
 
 /// The name's bytes, up to its NUL.
@@ -53,8 +62,7 @@ impl LineFormatter {
             base_ns: None,
             errno: ErrnoTable::new(),
             comms: TaskNames::default(),
-            last_named: None,
-            task_text: String::new(),
+            heads: Default::default(),
         }
     }
 
@@ -152,28 +160,30 @@ impl LineFormatter {
     }
 
     /// Keeps the name `rec`'s thread has now, for `= N (comm)`, and writes its
-    /// `comm/tid ` once for the thread's lines in a row.
+    /// `comm/tid ` when it is not kept written already.
     fn named(&mut self, rec: &SyscallRecord) {
         let now = Some((rec.tid, rec.comm));
-        if self.last_named != now {
+        let head = &mut self.heads[rec.tid as usize % HEADS];
+        if head.of != now {
             self.comms.set(rec.tid, rec.comm);
-            self.last_named = now;
-            self.task_text.clear();
+            head.of = now;
+            head.text.clear();
             if self.opts.show_comm {
                 let comm = comm_bytes(&rec.comm);
-                escape::bare(&mut self.task_text, &comm[..comm.len().min(14)]);
-                self.task_text.push('/');
+                escape::bare(&mut head.text, &comm[..comm.len().min(14)]);
+                head.text.push('/');
             }
-            numbers::dec(&mut self.task_text, rec.tid);
-            self.task_text.push(' ');
+            numbers::dec(&mut head.text, rec.tid);
+            head.text.push(' ');
         }
     }
 
     /// `comm/tid ` (perf prints at most 14 bytes of the name), or the tid alone: what
     /// [`Self::named`] wrote for `rec`'s thread, which every line calls first.
     fn task(&self, out: &mut String, rec: &SyscallRecord) {
-        debug_assert_eq!(self.last_named, Some((rec.tid, rec.comm)));
-        out.push_str(&self.task_text);
+        let head = &self.heads[rec.tid as usize % HEADS];
+        debug_assert_eq!(head.of, Some((rec.tid, rec.comm)));
+        out.push_str(&head.text);
     }
 
     /// Appends one line for `rec`. `mem` gives what the kernel copied from user memory
