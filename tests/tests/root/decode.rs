@@ -1118,6 +1118,71 @@ fn an_exec_forgets_the_close_on_exec_fds() {
     assert_eq!(getfd("fd: 8").args, "fd: 8</etc/passwd>, cmd: GETFD", "{r}");
 }
 
+const REUSED_PID_PROGRAM: &str = r#"
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+    /* A child opens a file as fd 9 and is killed: it makes no exit_group. */
+    pid_t dead = fork();
+    if (dead == 0) {
+        dup2(open(argv[1], O_CREAT | O_WRONLY | O_TRUNC, 0600), 9);
+        kill(getpid(), SIGKILL);
+        _exit(3);
+    }
+    waitpid(dead, 0, 0);
+    /* The parent's own fd 9, then children until the kernel gives one the dead pid
+       again (ns_last_pid asks for it; another process may take it first). */
+    dup2(open("/etc/hostname", O_RDONLY), 9);
+    for (int tries = 0; tries < 50; tries++) {
+        int last = open("/proc/sys/kernel/ns_last_pid", O_WRONLY);
+        if (last < 0) return 5;
+        dprintf(last, "%d", dead - 1);
+        close(last);
+        pid_t again = fork();
+        if (again == 0) {
+            if (getpid() == dead) {
+                /* After the parent's return from fork, as most children run. */
+                struct timespec ts = {0, 50000000};
+                nanosleep(&ts, 0);
+                char c;
+                read(9, &c, 1);
+            }
+            _exit(0);
+        }
+        waitpid(again, 0, 0);
+        if (again == dead) return 0;
+    }
+    return 4;
+}
+"#;
+
+/// A process killed by a signal leaves its fds in rtrace's table (no exit_group says
+/// it ended); a new process that gets its pid shows its own fds, the ones its parent
+/// gave it, not the dead one's.
+#[test]
+fn a_reused_pid_shows_its_own_fds() {
+    if !bpf_ready("a_reused_pid_shows_its_own_fds") {
+        return;
+    }
+    let dir = scratch_dir("reused-pid");
+    let bin = compile(&dir, "reused", REUSED_PID_PROGRAM);
+    let dead_file = dir.join("dead-fd");
+    let r = run(rtrace().arg("--").arg(&bin).arg(&dead_file), LIMIT);
+    assert_eq!(r.code(), Some(0), "{r}");
+    let lines: Vec<_> = r.stderr.lines().filter_map(parse_line).collect();
+    let read = find_call(&lines, "read", "fd: 9", &r);
+    assert!(
+        read.args.starts_with("fd: 9</etc/hostname>,"),
+        "{}{r}",
+        read.args
+    );
+}
+
 /// A thread sleeps 0.3 s (its 300 ms is read at entry) while the main thread calls
 /// getppid: the sleep is shown unfinished first, then continued.
 const BLOCKED_PROGRAM: &str = r#"

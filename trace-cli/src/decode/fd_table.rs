@@ -45,6 +45,15 @@ const AT_FDCWD: i32 = -100;
 
 type Path = Option<Box<[u8]>>;
 
+/// What an fd refers to, and when the table learnt it: a process killed by a signal
+/// makes no exit_group, so its fds stay behind, and a new process given the same pid
+/// must not take them for its own.
+struct Known {
+    path: Path,
+    /// The time of the call that opened, dup'ed or passed it on (0: read at start).
+    since_ns: u64,
+}
+
 /// What the table asks of the file system, to show a path as /proc (and perf) does.
 /// The real one is `pids::fd_seed::ProcCanon`; tests give a fake.
 pub trait Canon {
@@ -129,7 +138,9 @@ pub struct FdTable {
     enabled: bool,
     cwd_enabled: bool,
     /// (pid, fd) -> path; None: an fd whose path is not known.
-    paths: HashMap<(u32, i32), Path>,
+    paths: HashMap<(u32, i32), Known>,
+    /// The time of the call [`FdTable::update`] is applying.
+    now_ns: u64,
     cwds: HashMap<u32, Cwd>,
     /// Per pid: does it see the file system as rtrace does (same root, same mount
     /// namespace), so that rtrace may resolve its paths' symbolic links?
@@ -150,6 +161,7 @@ impl FdTable {
             enabled,
             cwd_enabled: enabled && cwd_enabled,
             paths: HashMap::default(),
+            now_ns: 0,
             cwds: HashMap::default(),
             same_view: HashMap::default(),
             cloexec: Default::default(),
@@ -169,7 +181,11 @@ impl FdTable {
             self.same_view.insert(s.pid, s.same_view);
             if self.enabled {
                 for (fd, path) in s.fds.as_deref().unwrap_or(inherited) {
-                    self.paths.insert((s.pid, *fd), Some(path.clone()));
+                    let known = Known {
+                        path: Some(path.clone()),
+                        since_ns: 0,
+                    };
+                    self.paths.insert((s.pid, *fd), known);
                 }
             }
             if !self.cwd_enabled {
@@ -187,7 +203,7 @@ impl FdTable {
     }
 
     pub fn path(&self, pid: u32, fd: i32) -> Option<&[u8]> {
-        self.paths.get(&(pid, fd))?.as_deref()
+        self.paths.get(&(pid, fd))?.path.as_deref()
     }
 
     pub(crate) fn cwd(&self, pid: u32) -> Option<&[u8]> {
@@ -207,6 +223,11 @@ impl FdTable {
         if !self.enabled {
             return;
         }
+        self.now_ns = if rec.has_entry() {
+            rec.enter_ns
+        } else {
+            rec.exit_ns
+        };
         let effect = info.fd_effect;
         if effect == FdEffect::ExitGroup {
             // It never returns: its entry is the end of the process.
@@ -281,7 +302,8 @@ impl FdTable {
 
     /// `fd` of `pid` now refers to `path`, closed on exec or not.
     fn set_fd(&mut self, pid: u32, fd: i32, path: Path, on_exec: bool) {
-        self.paths.insert((pid, fd), path);
+        let since_ns = self.now_ns;
+        self.paths.insert((pid, fd), Known { path, since_ns });
         self.mark_cloexec(pid, fd, on_exec);
     }
 
@@ -301,7 +323,7 @@ impl FdTable {
 
     /// `new` of `pid` refers to what `old` does.
     fn dup(&mut self, pid: u32, old: i32, new: i32, on_exec: bool) {
-        let path = self.paths.get(&(pid, old)).cloned().flatten();
+        let path = self.paths.get(&(pid, old)).and_then(|k| k.path.clone());
         self.set_fd(pid, new, path, on_exec);
     }
 
@@ -422,7 +444,7 @@ impl FdTable {
         if !self.enabled || parent == child || !self.linked.insert(child) {
             return;
         }
-        self.inherit_fds(parent, child);
+        self.inherit_fds(parent, child, at_ns);
         if self.cwd_enabled {
             let path = self.cwds.get(&parent).and_then(|c| c.path.clone());
             let since_ns = at_ns;
@@ -448,7 +470,8 @@ impl FdTable {
             // A child its parent waited for has its fds already, and has changed them
             // since: a closed one must not come back.
             if !self.linked.remove(&child) {
-                self.inherit_fds(rec.pid, child);
+                let forked_ns = if rec.has_entry() { rec.enter_ns } else { 0 };
+                self.inherit_fds(rec.pid, child, forked_ns);
             }
         }
         if !self.cwd_enabled {
@@ -471,18 +494,32 @@ impl FdTable {
         }
     }
 
-    /// A new process starts with its parent's fds (the ones it has not changed
-    /// already, if its own records came first).
-    fn inherit_fds(&mut self, parent: u32, child: u32) {
+    /// A new process, made at `forked_ns` (0: not known), starts with its parent's
+    /// fds (the ones it has not changed already, if its own records came first). What
+    /// the table holds for its pid from before then was a dead process's.
+    fn inherit_fds(&mut self, parent: u32, child: u32, forked_ns: u64) {
+        let stale: Vec<(u32, i32)> = self
+            .paths
+            .iter()
+            .filter(|((p, _), k)| *p == child && k.since_ns < forked_ns)
+            .map(|(key, _)| *key)
+            .collect();
+        for key in stale {
+            self.paths.remove(&key);
+            self.cloexec.remove(&key);
+        }
         let fds: Vec<(i32, Path)> = self
             .paths
             .iter()
             .filter(|((p, _), _)| *p == parent)
-            .map(|((_, fd), path)| (*fd, path.clone()))
+            .map(|((_, fd), k)| (*fd, k.path.clone()))
             .collect();
         for (fd, path) in fds {
             if let std::collections::hash_map::Entry::Vacant(e) = self.paths.entry((child, fd)) {
-                e.insert(path);
+                e.insert(Known {
+                    path,
+                    since_ns: forked_ns,
+                });
                 if self.cloexec.contains(&(parent, fd)) {
                     self.cloexec.insert((child, fd));
                 }
@@ -1112,6 +1149,44 @@ mod tests {
         // A task named as its own parent (a thread) takes nothing.
         t.vfork_child(PID, PID, 400);
         assert!(t.linked.is_empty());
+    }
+
+    /// A process killed by a signal makes no exit_group, so its fds stay behind. A new
+    /// process that gets the same pid later starts with its parent's fds, not the dead
+    /// one's; what the new child opened itself before its parent's return stays.
+    #[test]
+    fn a_reused_pid_starts_with_its_parents_fds_not_a_dead_processes() {
+        let fork = info("fork", &[]);
+        let mut t = seeded(b"/srv");
+        let child = |mut r: SyscallRecord| {
+            r.pid = 77;
+            r
+        };
+        for (at_ns, fd, path) in [(200, 3, &b"/tmp/dead3"[..]), (220, 5, b"/tmp/dead5")] {
+            let open = child(at(at_ns, at_ns + 5, [CWD, 0, 0, 0, 0, 0], fd));
+            t.update(&open, &openat(), Some(path), None);
+        }
+        assert_eq!(t.path(77, 5), Some(&b"/tmp/dead5"[..]));
+        // Pid 77 is killed. The parent opens fd 3, then forks; the kernel gives the
+        // new child pid 77, and the child opens fd 6 before the parent's return.
+        t.update(
+            &at(300, 305, [CWD, 0, 0, 0, 0, 0], 3),
+            &openat(),
+            Some(b"/etc/hosts"),
+            None,
+        );
+        let own = child(at(420, 425, [CWD, 0, 0, 0, 0, 0], 6));
+        t.update(&own, &openat(), Some(b"/srv/mine"), None);
+        t.update(&at(400, 430, [0; 6], 77), &fork, None, None);
+        assert_eq!(t.path(77, 3), Some(&b"/etc/hosts"[..]));
+        assert_eq!(t.path(77, 5), None);
+        assert_eq!(t.path(77, 6), Some(&b"/srv/mine"[..]));
+        // A vfork child given a dead process's pid likewise.
+        let dead = child(at(500, 505, [CWD, 0, 0, 0, 0, 0], 9));
+        t.update(&dead, &openat(), Some(b"/tmp/dead9"), None);
+        t.vfork_child(PID, 77, 600);
+        assert_eq!(t.path(77, 9), None);
+        assert_eq!(t.path(77, 3), Some(&b"/etc/hosts"[..]));
     }
 
     #[test]
