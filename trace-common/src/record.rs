@@ -162,6 +162,16 @@ impl SyscallRecord {
         self.flags & REC_HAS_EXIT != 0
     }
 
+    /// When the call began as far as the record knows: its entry's time, or its
+    /// exit's when the entry was not seen.
+    pub fn first_ns(&self) -> u64 {
+        if self.has_entry() {
+            self.enter_ns
+        } else {
+            self.exit_ns
+        }
+    }
+
     /// The argument slots the call itself filled: all six, but the first four when
     /// the last two carry inode numbers ([`REC_FD_INODES`]). For showing the
     /// registers of a call whose format is unknown.

@@ -1123,13 +1123,16 @@ const REUSED_PID_PROGRAM: &str = r#"
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 int main(int argc, char **argv) {
-    /* A child opens a file as fd 9 and is killed: it makes no exit_group. */
+    /* A child renames itself, opens a file as fd 9 and is killed: it makes no
+       exit_group. */
     pid_t dead = fork();
     if (dead == 0) {
+        prctl(PR_SET_NAME, "doomed");
         dup2(open(argv[1], O_CREAT | O_WRONLY | O_TRUNC, 0600), 9);
         kill(getpid(), SIGKILL);
         _exit(3);
@@ -1161,9 +1164,10 @@ int main(int argc, char **argv) {
 }
 "#;
 
-/// A process killed by a signal leaves its fds in rtrace's table (no exit_group says
-/// it ended); a new process that gets its pid shows its own fds, the ones its parent
-/// gave it, not the dead one's.
+/// A process killed by a signal leaves its fds and its name in rtrace's tables (no
+/// exit_group says it ended); a new process that gets its pid shows its own fds, the
+/// ones its parent gave it, and its parent's fork names it after the parent, not after
+/// the dead one.
 #[test]
 fn a_reused_pid_shows_its_own_fds() {
     if !bpf_ready("a_reused_pid_shows_its_own_fds") {
@@ -1181,6 +1185,18 @@ fn a_reused_pid_shows_its_own_fds() {
         "{}{r}",
         read.args
     );
+    assert_eq!(read.comm, "reused", "{r}");
+    let dead = read.tid;
+    assert!(
+        lines.iter().any(|l| l.comm == "doomed" && l.tid == dead),
+        "the dead child's lines are not named doomed{r}"
+    );
+    let forks: Vec<_> = lines
+        .iter()
+        .filter(|l| l.name == "clone" && l.ret.starts_with(&format!("{dead} ")))
+        .collect();
+    assert_eq!(forks.len(), 2, "{r}");
+    assert_eq!(forks[1].ret, format!("{dead} (reused)"), "{r}");
 }
 
 /// A thread sleeps 0.3 s (its 300 ms is read at entry) while the main thread calls

@@ -223,11 +223,7 @@ impl FdTable {
         if !self.enabled {
             return;
         }
-        self.now_ns = if rec.has_entry() {
-            rec.enter_ns
-        } else {
-            rec.exit_ns
-        };
+        self.now_ns = rec.first_ns();
         let effect = info.fd_effect;
         if effect == FdEffect::ExitGroup {
             // It never returns: its entry is the end of the process.

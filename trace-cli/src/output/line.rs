@@ -165,7 +165,7 @@ impl LineFormatter {
         let now = Some((rec.tid, rec.comm));
         let head = &mut self.heads[rec.tid as usize % HEADS];
         if head.of != now {
-            self.comms.set(rec.tid, rec.comm);
+            self.comms.set(rec.tid, rec.comm, rec.first_ns());
             head.of = now;
             head.text.clear();
             if self.opts.show_comm {
@@ -422,7 +422,8 @@ impl LineFormatter {
                 if matches!(info.name.as_str(), "clone" | "clone3" | "fork" | "vfork") {
                     // A new child is named after its parent until it execs (its own
                     // records, when they came first, know better).
-                    self.comms.set_if_unknown(ret as u32, rec.comm);
+                    let forked_ns = if rec.has_entry() { rec.enter_ns } else { 0 };
+                    self.comms.forked(ret as u32, rec.comm, forked_ns);
                 }
                 self.pid_comm(out, ret as i32);
             }
