@@ -13,6 +13,7 @@ use crate::{
         Catalog, FormatSource, SyscallInfo,
         assemble::{Assembler, Record},
         beauty::Beauty,
+        fd_effect::FdEffect,
         fd_table::FdTable,
     },
     events::EventTable,
@@ -316,9 +317,12 @@ impl<'c, S: FormatSource> Printer<'c, S> {
             self.format.call(&mut self.line, &call);
         }
         let info = self.catalog.get(rec.nr);
-        let mem = |i: usize| self.assembler.memory(rec, item, i);
-        let path = first_string(info).and_then(|i| whole(mem(i)));
-        self.fds.update(rec, info, path, fd_pair(info, &mem));
+        // Most calls do nothing the fd table follows.
+        if info.fd_effect != FdEffect::None {
+            let mem = |i: usize| self.assembler.memory(rec, item, i);
+            let path = first_string(info).and_then(|i| whole(mem(i)));
+            self.fds.update(rec, info, path, fd_pair(info, &mem));
+        }
         match shown {
             true => self.write_line(out),
             false => Ok(()),
