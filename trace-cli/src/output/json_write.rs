@@ -84,14 +84,24 @@ impl<'a> Obj<'a> {
     #[inline]
     pub fn key(&mut self, k: &'static str) -> &mut Vec<u8> {
         debug_assert!(all_plain(k.as_bytes()), "{k:?}");
-        self.out.reserve(k.len() + 4);
-        if !self.first {
-            self.out.push(b',');
-        }
+        // `,"k":` built in a stack buffer and appended in one copy (rtrace's keys are
+        // short; a longer one is appended a piece at a time).
+        const ROOM: usize = 32;
+        let sep = usize::from(!self.first);
         self.first = false;
-        self.out.push(b'"');
-        self.out.extend_from_slice(k.as_bytes());
-        self.out.extend_from_slice(b"\":");
+        if k.len() + 4 > ROOM {
+            self.out.extend_from_slice(&b",\""[1 - sep..]);
+            self.out.extend_from_slice(k.as_bytes());
+            self.out.extend_from_slice(b"\":");
+            return self.out;
+        }
+        let mut buf = [b','; ROOM];
+        buf[sep] = b'"';
+        let end = sep + 1 + k.len();
+        buf[sep + 1..end].copy_from_slice(k.as_bytes());
+        buf[end] = b'"';
+        buf[end + 1] = b':';
+        self.out.extend_from_slice(&buf[..end + 2]);
         self.out
     }
 
@@ -269,6 +279,29 @@ mod tests {
             }
         }
         assert!(all_plain(b""));
+    }
+
+    /// Keys short enough for the stack buffer and longer ones, first and after
+    /// another, read back as written.
+    #[test]
+    fn keys_of_every_length_are_written_whole() {
+        const LONG: &str = "a_key_far_longer_than_any_rtrace_writes_itself";
+        let out = written(|o| {
+            let mut obj = Obj::new(o);
+            obj.num(LONG, 1u8);
+            obj.num("ts", 2u8);
+            obj.str(&LONG[..28], "x");
+            obj.null(&LONG[..29]);
+            obj.end();
+        });
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys.len(), 4, "{out}");
+        assert_eq!((v[LONG].as_u64(), v["ts"].as_u64()), (Some(1), Some(2)));
+        assert_eq!(
+            (&v[&LONG[..28]], &v[&LONG[..29]]),
+            (&"x".into(), &serde_json::Value::Null)
+        );
     }
 
     #[test]
