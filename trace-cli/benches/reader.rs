@@ -8,7 +8,10 @@ use clap::Parser as _;
 use trace_cli::{
     cli::Args,
     config::{self, Config},
-    decode::{Catalog, FormatSource, fd_table::FdTable},
+    decode::{
+        Catalog, FormatSource,
+        fd_table::{FdTable, ProcSeed},
+    },
     output::printer::Printer,
     perfconfig::TraceSettings,
     pids::fd_seed::ProcCanon,
@@ -39,6 +42,23 @@ impl FormatSource for Formats {
         let buf = match event {
             "read" => "char * buf",
             "write" => "const char * buf",
+            "clone" => {
+                return Some(
+                    "name: sys_enter_clone\nformat:\n\
+                     \tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n\
+                     \tfield:unsigned long clone_flags;\toffset:16;\tsize:8;\tsigned:0;\n\
+                     \tfield:unsigned long newsp;\toffset:24;\tsize:8;\tsigned:0;\n"
+                        .to_string(),
+                );
+            }
+            "exit_group" => {
+                return Some(
+                    "name: sys_enter_exit_group\nformat:\n\
+                     \tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n\
+                     \tfield:int error_code;\toffset:16;\tsize:8;\tsigned:0;\n"
+                        .to_string(),
+                );
+            }
             "getppid" => {
                 return Some(
                     "name: sys_enter_getppid\nformat:\n\
@@ -106,6 +126,37 @@ fn getppid(i: usize) -> Vec<u8> {
     bytes(&rec)
 }
 
+/// Processes alive beside the churn, and the fds each has open.
+const ALIVE: u32 = 2000;
+const OPEN_FDS: i32 = 20;
+
+/// One call of a churn of short processes (a build): process 1 forks a child, which
+/// ends (exit_group), while [`ALIVE`] other processes hold [`OPEN_FDS`] fds each.
+fn churn(i: usize) -> Vec<u8> {
+    let child = 100_000 + (i / 2) as u32;
+    let at = 1_000_000_000 + i as u64 * 1_000;
+    let (name, pid, flags, ret) = match i % 2 {
+        0 => ("clone", 1, REC_HAS_ENTRY | REC_HAS_EXIT, i64::from(child)),
+        _ => ("exit_group", child, REC_HAS_ENTRY, 0),
+    };
+    let rec = SyscallRecord {
+        kind: KIND_SYSCALL,
+        flags,
+        nr: trace_cli::decode::syscall_table::number(name).unwrap(),
+        tid: pid,
+        pid,
+        enter_ns: at,
+        exit_ns: at + 500,
+        args: [17, 0, 0, 0, 0, 0],
+        ret,
+        comm: *b"make\0\0\0\0\0\0\0\0\0\0\0\0",
+        aug_len: [0, 0],
+        aug_arg: [AUG_NO_ARG, AUG_NO_ARG],
+        aug_cut: [0, 0],
+    };
+    bytes(&rec)
+}
+
 fn bytes(rec: &SyscallRecord) -> Vec<u8> {
     // SAFETY: SyscallRecord is plain repr(C) data with no padding holes read back.
     unsafe {
@@ -133,7 +184,7 @@ fn config(extra: &[&str]) -> Config {
 }
 
 fn run(bencher: divan::Bencher, extra: &[&str]) {
-    run_on(bencher, extra, &[], record, |first| {
+    run_on(bencher, extra, &[], Vec::new(), record, |first| {
         first.contains("dd/4242 write(fd: 1, buf: \"\\0\", count: 1)")
             || first.contains(r#""syscall":"read","args":{"fd":{"raw":0,"fd":0},"buf":{"raw":140724908871680,"str":"\u0000"}"#)
     });
@@ -143,16 +194,15 @@ fn run_on(
     bencher: divan::Bencher,
     extra: &[&str],
     prelude: &[Vec<u8>],
+    seeds: Vec<ProcSeed>,
     record: fn(usize) -> Vec<u8>,
     real: fn(&str) -> bool,
 ) {
     let cfg = config(extra);
     let items: Vec<Vec<u8>> = (0..BATCH).map(record).collect();
-    let mut printer = Printer::new(
-        Catalog::new(Formats),
-        FdTable::new(true, true, ProcCanon),
-        &cfg,
-    );
+    let mut fds = FdTable::new(true, true, ProcCanon);
+    fds.seed_procs(seeds, &[]);
+    let mut printer = Printer::new(Catalog::new(Formats), fds, &cfg);
     // What is measured is real lines: the storm's two calls, decoded.
     let mut first = Vec::new();
     for item in prelude.iter().chain(&items[..2]) {
@@ -185,7 +235,7 @@ fn json(bencher: divan::Bencher) {
 /// perf's lines of a 4-thread getppid storm (the bench's `threads` workload).
 #[divan::bench]
 fn threads(bencher: divan::Bencher) {
-    run_on(bencher, &[], &[], getppid, |first| {
+    run_on(bencher, &[], &[], Vec::new(), getppid, |first| {
         first.contains("storm/4243 getppid()") && first.contains("= 4200\n")
     });
 }
@@ -211,8 +261,30 @@ fn blocked(bencher: divan::Bencher) {
             item
         })
         .collect();
-    run_on(bencher, &[], &entries, record, |first| {
+    run_on(bencher, &[], &entries, Vec::new(), record, |first| {
         first.contains("dd/10511 read(buf: 0x7ffd12345000, count: 1) ")
             && first.contains("dd/4242 write(fd: 1, buf: \"\\0\", count: 1)")
+    });
+}
+
+/// A churn of short processes while [`ALIVE`] others hold fds (`-a` on a build
+/// machine): what a fork and an exit cost must not grow with the processes alive.
+#[divan::bench]
+fn churn_beside_many(bencher: divan::Bencher) {
+    let fds: Vec<(i32, Box<[u8]>)> = (0..OPEN_FDS)
+        .map(|fd| (fd, b"/usr/lib/x86_64-linux-gnu/libc.so.6".to_vec().into()))
+        .collect();
+    let seeds = (1..=ALIVE)
+        .map(|pid| ProcSeed {
+            pid,
+            path: Some(b"/src".to_vec().into()),
+            before_ns: 0,
+            after_ns: 0,
+            fds: Some(fds.clone()),
+            same_view: true,
+        })
+        .collect();
+    run_on(bencher, &[], &[], seeds, churn, |first| {
+        first.contains("make/1 clone(clone_flags: ") && first.contains("make/100000 exit_group(")
     });
 }

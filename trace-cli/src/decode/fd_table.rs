@@ -48,11 +48,18 @@ type Path = Option<Box<[u8]>>;
 /// What an fd refers to, and when the table learnt it: a process killed by a signal
 /// makes no exit_group, so its fds stay behind, and a new process given the same pid
 /// must not take them for its own.
+#[derive(Clone)]
 struct Known {
     path: Path,
     /// The time of the call that opened, dup'ed or passed it on (0: read at start).
     since_ns: u64,
+    /// Closed by a successful exec.
+    on_exec: bool,
 }
+
+/// One process's fds. Kept per process, so that what a process's fork, exec or end
+/// does costs as many steps as it has fds, not as all the processes together have.
+type Fds = HashMap<i32, Known>;
 
 /// What the table asks of the file system, to show a path as /proc (and perf) does.
 /// The real one is `pids::fd_seed::ProcCanon`; tests give a fake.
@@ -137,16 +144,14 @@ fn join(base: &[u8], rel: &[u8]) -> Box<[u8]> {
 pub struct FdTable {
     enabled: bool,
     cwd_enabled: bool,
-    /// (pid, fd) -> path; None: an fd whose path is not known.
-    paths: HashMap<(u32, i32), Known>,
+    /// pid -> fd -> path; None: an fd whose path is not known.
+    paths: HashMap<u32, Fds>,
     /// The time of the call [`FdTable::update`] is applying.
     now_ns: u64,
     cwds: HashMap<u32, Cwd>,
     /// Per pid: does it see the file system as rtrace does (same root, same mount
     /// namespace), so that rtrace may resolve its paths' symbolic links?
     same_view: HashMap<u32, bool>,
-    /// Fds known to be close-on-exec: a successful execve closes them.
-    cloexec: rustc_hash::FxHashSet<(u32, i32)>,
     /// vfork children that took their parent's fds and directory as it forked
     /// (`record::KIND_VFORK_CHILD`), until the parent's return, which then adds nothing.
     linked: rustc_hash::FxHashSet<u32>,
@@ -164,7 +169,6 @@ impl FdTable {
             now_ns: 0,
             cwds: HashMap::default(),
             same_view: HashMap::default(),
-            cloexec: Default::default(),
             linked: Default::default(),
             canon: Box::new(canon),
         }
@@ -184,8 +188,9 @@ impl FdTable {
                     let known = Known {
                         path: Some(path.clone()),
                         since_ns: 0,
+                        on_exec: false,
                     };
-                    self.paths.insert((s.pid, *fd), known);
+                    self.paths.entry(s.pid).or_default().insert(*fd, known);
                 }
             }
             if !self.cwd_enabled {
@@ -203,7 +208,7 @@ impl FdTable {
     }
 
     pub fn path(&self, pid: u32, fd: i32) -> Option<&[u8]> {
-        self.paths.get(&(pid, fd))?.path.as_deref()
+        self.paths.get(&pid)?.get(&fd)?.path.as_deref()
     }
 
     pub(crate) fn cwd(&self, pid: u32) -> Option<&[u8]> {
@@ -238,8 +243,9 @@ impl FdTable {
         let cwd = self.cwd_enabled;
         match effect {
             FdEffect::Close if ret == 0 => {
-                self.paths.remove(&(pid, fd0));
-                self.cloexec.remove(&(pid, fd0));
+                if let Some(fds) = self.paths.get_mut(&pid) {
+                    fds.remove(&fd0);
+                }
             }
             FdEffect::CloseRange if ret == 0 => self.close_range(pid, rec.args),
             FdEffect::NewFd(new) if ret >= 0 => {
@@ -298,28 +304,34 @@ impl FdTable {
 
     /// `fd` of `pid` now refers to `path`, closed on exec or not.
     fn set_fd(&mut self, pid: u32, fd: i32, path: Path, on_exec: bool) {
-        let since_ns = self.now_ns;
-        self.paths.insert((pid, fd), Known { path, since_ns });
-        self.mark_cloexec(pid, fd, on_exec);
+        let known = Known {
+            path,
+            since_ns: self.now_ns,
+            on_exec,
+        };
+        self.paths.entry(pid).or_default().insert(fd, known);
     }
 
+    /// Whether `fd` of `pid` is closed on exec (an fd whose path is not known has
+    /// nothing an exec could close).
     fn mark_cloexec(&mut self, pid: u32, fd: i32, on_exec: bool) {
-        if on_exec {
-            self.cloexec.insert((pid, fd));
-        } else {
-            self.cloexec.remove(&(pid, fd));
+        if let Some(k) = self.paths.get_mut(&pid).and_then(|fds| fds.get_mut(&fd)) {
+            k.on_exec = on_exec;
         }
     }
 
     /// Nothing of `pid`'s fds is known any more.
     fn forget_fds(&mut self, pid: u32) {
-        self.paths.retain(|(p, _), _| *p != pid);
-        self.cloexec.retain(|(p, _)| *p != pid);
+        self.paths.remove(&pid);
     }
 
     /// `new` of `pid` refers to what `old` does.
     fn dup(&mut self, pid: u32, old: i32, new: i32, on_exec: bool) {
-        let path = self.paths.get(&(pid, old)).and_then(|k| k.path.clone());
+        let path = self
+            .paths
+            .get(&pid)
+            .and_then(|fds| fds.get(&old))
+            .and_then(|k| k.path.clone());
         self.set_fd(pid, new, path, on_exec);
     }
 
@@ -327,17 +339,15 @@ impl FdTable {
     fn close_range(&mut self, pid: u32, args: [u64; 6]) {
         let (first, last) = (args[0] as u32, args[1] as u32);
         let in_range = |fd: i32| (first..=last).contains(&(fd as u32));
+        let Some(fds) = self.paths.get_mut(&pid) else {
+            return;
+        };
         if args[2] & CLOSE_RANGE_CLOEXEC != 0 {
-            let marked: Vec<(u32, i32)> = self
-                .paths
-                .keys()
-                .filter(|(p, fd)| *p == pid && in_range(*fd))
-                .copied()
-                .collect();
-            self.cloexec.extend(marked);
+            for (_, k) in fds.iter_mut().filter(|(fd, _)| in_range(**fd)) {
+                k.on_exec = true;
+            }
         } else {
-            self.paths.retain(|(p, fd), _| *p != pid || !in_range(*fd));
-            self.cloexec.retain(|(p, fd)| *p != pid || !in_range(*fd));
+            fds.retain(|fd, _| !in_range(*fd));
         }
     }
 
@@ -374,15 +384,8 @@ impl FdTable {
 
     /// A successful exec: the new program starts without the close-on-exec fds.
     fn exec(&mut self, pid: u32) {
-        let closed: Vec<(u32, i32)> = self
-            .cloexec
-            .iter()
-            .filter(|(p, _)| *p == pid)
-            .copied()
-            .collect();
-        for key in closed {
-            self.paths.remove(&key);
-            self.cloexec.remove(&key);
+        if let Some(fds) = self.paths.get_mut(&pid) {
+            fds.retain(|_, k| !k.on_exec);
         }
     }
 
@@ -494,32 +497,16 @@ impl FdTable {
     /// fds (the ones it has not changed already, if its own records came first). What
     /// the table holds for its pid from before then was a dead process's.
     fn inherit_fds(&mut self, parent: u32, child: u32, forked_ns: u64) {
-        let stale: Vec<(u32, i32)> = self
-            .paths
-            .iter()
-            .filter(|((p, _), k)| *p == child && k.since_ns < forked_ns)
-            .map(|(key, _)| *key)
-            .collect();
-        for key in stale {
-            self.paths.remove(&key);
-            self.cloexec.remove(&key);
+        let mut fds = self.paths.remove(&child).unwrap_or_default();
+        fds.retain(|_, k| k.since_ns >= forked_ns);
+        for (fd, k) in self.paths.get(&parent).into_iter().flatten() {
+            fds.entry(*fd).or_insert_with(|| Known {
+                since_ns: forked_ns,
+                ..k.clone()
+            });
         }
-        let fds: Vec<(i32, Path)> = self
-            .paths
-            .iter()
-            .filter(|((p, _), _)| *p == parent)
-            .map(|((_, fd), k)| (*fd, k.path.clone()))
-            .collect();
-        for (fd, path) in fds {
-            if let std::collections::hash_map::Entry::Vacant(e) = self.paths.entry((child, fd)) {
-                e.insert(Known {
-                    path,
-                    since_ns: forked_ns,
-                });
-                if self.cloexec.contains(&(parent, fd)) {
-                    self.cloexec.insert((child, fd));
-                }
-            }
+        if !fds.is_empty() {
+            self.paths.insert(child, fds);
         }
     }
 
