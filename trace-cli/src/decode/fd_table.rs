@@ -13,6 +13,8 @@
 //! The table does no I/O: /proc is read in `pids::fd_seed`, and the file system is
 //! asked through [`Canon`].
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap as HashMap;
 
 use trace_common::{
@@ -50,7 +52,8 @@ type Path = Option<Box<[u8]>>;
 /// must not take them for its own.
 #[derive(Clone)]
 struct Known {
-    path: Path,
+    /// Shared: a fork's child and a dup's new fd take it without a copy.
+    path: Option<Arc<[u8]>>,
     /// The time of the call that opened, dup'ed or passed it on (0: read at start).
     since_ns: u64,
     /// Closed by a successful exec.
@@ -186,7 +189,7 @@ impl FdTable {
             if self.enabled {
                 for (fd, path) in s.fds.as_deref().unwrap_or(inherited) {
                     let known = Known {
-                        path: Some(path.clone()),
+                        path: Some(path.as_ref().into()),
                         since_ns: 0,
                         on_exec: false,
                     };
@@ -303,9 +306,9 @@ impl FdTable {
     }
 
     /// `fd` of `pid` now refers to `path`, closed on exec or not.
-    fn set_fd(&mut self, pid: u32, fd: i32, path: Path, on_exec: bool) {
+    fn set_fd(&mut self, pid: u32, fd: i32, path: Option<impl Into<Arc<[u8]>>>, on_exec: bool) {
         let known = Known {
-            path,
+            path: path.map(Into::into),
             since_ns: self.now_ns,
             on_exec,
         };
