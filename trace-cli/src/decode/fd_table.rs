@@ -237,6 +237,7 @@ impl FdTable {
             // It never returns: its entry is the end of the process.
             self.forget_fds(rec.pid);
             self.cwds.remove(&rec.pid);
+            self.same_view.remove(&rec.pid);
             return;
         }
         if !rec.has_exit() {
@@ -1023,8 +1024,10 @@ mod tests {
         let mut e = at(600, 0, [0; 6], 0);
         e.flags = REC_HAS_ENTRY;
         e.pid = 77;
+        assert!(t.same_view.contains_key(&77) && t.paths.contains_key(&77));
         t.update(&e, &exit, None, None);
         assert!(t.cwd(77).is_none());
+        assert!(!t.same_view.contains_key(&77) && !t.paths.contains_key(&77));
     }
 
     /// A file system where `/home/u/link` is a symbolic link to `/srv/real`, seen as
