@@ -565,8 +565,12 @@ pub fn bench(o: Options) -> Result<()> {
     page.push_str("\nStart-up and exit, on `/bin/true`:\n\n");
     page.push_str(&report::table(&startup_rows));
     page.push_str(
-        "\nThe reader alone (`cargo bench -p trace-cli --bench reader`: the storm's records \
-         through the session's `Printer` into a sink, one core, divan; items are records):\n\n```\n",
+        "\nThe reader alone (`cargo bench -p trace-cli --bench reader`: records through the \
+         session's `Printer` into a sink, one core, divan; items are records): `lines` and \
+         `json`, a `dd bs=1` storm's read and write of one byte; `threads`, a 4-thread getppid \
+         storm's; `blocked`, the `dd` storm's while 512 other threads are blocked in a call; \
+         `churn_beside_many`, a fork and an exit_group in turn while 2000 processes hold 20 fds \
+         each:\n\n```\n",
     );
     page.push_str(&reader_bench(&root)?);
     page.push_str("```\n");
