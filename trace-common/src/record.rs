@@ -162,6 +162,11 @@ impl SyscallRecord {
         self.flags & REC_HAS_EXIT != 0
     }
 
+    /// Its entry's time; 0 when the entry was not seen.
+    pub fn entry_ns(&self) -> u64 {
+        if self.has_entry() { self.enter_ns } else { 0 }
+    }
+
     /// When the call began as far as the record knows: its entry's time, or its
     /// exit's when the entry was not seen.
     pub fn first_ns(&self) -> u64 {

@@ -473,8 +473,7 @@ impl FdTable {
             // A child its parent waited for has its fds already, and has changed them
             // since: a closed one must not come back.
             if !self.linked.remove(&child) {
-                let forked_ns = if rec.has_entry() { rec.enter_ns } else { 0 };
-                self.inherit_fds(rec.pid, child, forked_ns);
+                self.inherit_fds(rec.pid, child, rec.entry_ns());
             }
         }
         if !self.cwd_enabled {

@@ -266,7 +266,7 @@ impl LineFormatter {
     }
 
     fn timestamp(&mut self, out: &mut String, rec: &SyscallRecord) {
-        let ts = if rec.has_entry() { rec.enter_ns } else { 0 };
+        let ts = rec.entry_ns();
         if ts == 0 {
             out.push_str("         ? ");
             return;
@@ -422,8 +422,7 @@ impl LineFormatter {
                 if matches!(info.name.as_str(), "clone" | "clone3" | "fork" | "vfork") {
                     // A new child is named after its parent until it execs (its own
                     // records, when they came first, know better).
-                    let forked_ns = if rec.has_entry() { rec.enter_ns } else { 0 };
-                    self.comms.forked(ret as u32, rec.comm, forked_ns);
+                    self.comms.forked(ret as u32, rec.comm, rec.entry_ns());
                 }
                 self.pid_comm(out, ret as i32);
             }
