@@ -62,7 +62,9 @@ pub enum ConfigError {
         "invalid RTRACE_SUMMARY_ENTRIES '{0}': expected a number of (thread, syscall) pairs from 1 to {MAX_SUMMARY_ENTRIES}"
     )]
     BadSummaryEntries(String),
-    #[error("invalid RTRACE_SYSCALL_HOOKS '{0}': expected raw or events (unset: rtrace chooses)")]
+    #[error(
+        "invalid RTRACE_SYSCALL_HOOKS '{0}': expected raw, events or functions (unset: rtrace chooses)"
+    )]
     BadSyscallHooks(String),
     #[error(
         "--hist draws its histograms in the summary: add -s (summary only) or -S (trace and summary)"
@@ -238,8 +240,9 @@ impl Config {
 /// Where `-e`'s syscall programs run (`RTRACE_SYSCALL_HOOKS`; `session::plan` decides).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum HooksChoice {
-    /// Unset: on the chosen calls' own events where rtrace can tell that they show every
-    /// call of the targets, else on the raw syscall tracepoints.
+    /// Unset: on the chosen calls' own functions, or else their events, where rtrace
+    /// can tell that they show every call of the targets, else on the raw syscall
+    /// tracepoints.
     #[default]
     Auto,
     /// `raw`: on the raw syscall tracepoints.
@@ -247,6 +250,9 @@ pub enum HooksChoice {
     /// `events`: on the chosen calls' own events wherever they can run, a target that
     /// may run 32-bit code or not.
     Events,
+    /// `functions`: on the chosen calls' own functions wherever they can run (else
+    /// their events), a target that may run 32-bit code or not.
+    Functions,
 }
 
 impl HooksChoice {
@@ -255,6 +261,7 @@ impl HooksChoice {
             None | Some("") => Ok(Self::Auto),
             Some("raw") => Ok(Self::Raw),
             Some("events") => Ok(Self::Events),
+            Some("functions") => Ok(Self::Functions),
             Some(other) => Err(ConfigError::BadSyscallHooks(other.into())),
         }
     }
@@ -974,6 +981,7 @@ mod tests {
             .map(|c| c.syscall_hooks)
         };
         assert_eq!(hooks("raw"), Ok(HooksChoice::Raw));
+        assert_eq!(hooks("functions"), Ok(HooksChoice::Functions));
         assert_eq!(
             hooks("fentry"),
             Err(ConfigError::BadSyscallHooks("fentry".into()))

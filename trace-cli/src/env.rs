@@ -23,7 +23,7 @@ pub struct Env {
     /// `RTRACE_GROUP_EXIT` (`leader` or `live`): how a process's end is told, forced
     /// (for tests of each way).
     pub group_exit: Option<String>,
-    /// `RTRACE_SYSCALL_HOOKS` (`raw` or `events`): where `-e`'s syscall programs run,
+    /// `RTRACE_SYSCALL_HOOKS` (`raw`, `events` or `functions`): where `-e`'s syscall programs run,
     /// forced.
     pub syscall_hooks: Option<String>,
     /// `PATH`: where the command is looked up.

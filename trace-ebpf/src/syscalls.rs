@@ -10,8 +10,8 @@ use aya_ebpf::{
     EbpfContext,
     bindings::BPF_NOEXIST,
     helpers::{bpf_get_current_pid_tgid, bpf_ktime_get_ns, bpf_probe_read_user},
-    macros::{btf_tracepoint, tracepoint},
-    programs::{BtfTracePointContext, TracePointContext},
+    macros::{btf_tracepoint, fentry, fexit, tracepoint},
+    programs::{BtfTracePointContext, FEntryContext, FExitContext, TracePointContext},
 };
 use aya_log_ebpf::warn;
 use trace_common::{
@@ -121,6 +121,34 @@ pub fn sys_exit_event(ctx: TracePointContext) -> u32 {
     if let (Ok(nr), Ok(ret)) = fields {
         let _ = on_exit(&ctx, ret, None, || Some(nr as u32));
     }
+    0
+}
+
+/// The entry of one chosen syscall at its own kernel function (`__x64_sys_openat`,
+/// `__arm64_sys_openat`: fentry, which the loader loads once for each call `-e` chose,
+/// each load naming its function). Unlike the syscall events, nothing is set on the
+/// kernel's syscall path: the other calls run exactly as untraced. The function takes
+/// the task's registers, BTF-typed, as the raw tracepoint does; only a native task's
+/// calls come through it (a 32-bit task's go through `__ia32_sys_*`).
+#[fentry]
+pub fn sys_enter_fentry(ctx: FEntryContext) -> i32 {
+    // long __x64_sys_openat(const struct pt_regs *regs)
+    let regs = ctx.arg::<*const u8>(0);
+    if let Some(nr) = syscall_nr(regs) {
+        let _ = on_enter(&ctx, syscall_index(nr, false), || syscall_args(regs));
+    }
+    0
+}
+
+/// The return of one chosen syscall's kernel function (fexit): its one argument, then
+/// the value it returns. Runs before the kernel's work on the way out to user space
+/// (signals), as the raw tracepoint does not; the value is the same.
+#[fexit]
+pub fn sys_exit_fexit(ctx: FExitContext) -> i32 {
+    let regs = ctx.arg::<*const u8>(0);
+    let _ = on_exit(&ctx, ctx.arg::<i64>(1), None, || {
+        Some(syscall_index(syscall_nr(regs)?, false))
+    });
     0
 }
 

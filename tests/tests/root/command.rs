@@ -651,11 +651,14 @@ fn perf_config_files_and_colour() {
     std::fs::remove_dir_all(&home).unwrap();
 }
 
-/// `-e` puts its syscall programs on the chosen calls' own events by default for a
-/// 64-bit command (and with `RTRACE_SYSCALL_HOOKS=events`): the same lines as on the raw
-/// tracepoints (`RTRACE_SYSCALL_HOOKS=raw`), children and grandchildren followed (they
-/// are made targets at fork, as no other call's exit runs a program to adopt them), and
-/// `-v` says so.
+/// `-e` puts its syscall programs on the chosen calls' own kernel functions by default
+/// for a 64-bit command, or on their events where the kernel refuses the functions
+/// (and with `RTRACE_SYSCALL_HOOKS=functions` or `events`): the same lines as on the
+/// raw tracepoints (`RTRACE_SYSCALL_HOOKS=raw`), children and grandchildren followed
+/// (they are made targets at fork, as no other call's exit runs a program to adopt
+/// them), and `-v` says which. Where the test's runner knows the kernel
+/// (`RTRACE_TEST_FUNCTIONS=1`: it attaches to functions; `0`: it does not), which one
+/// is checked; elsewhere it is printed.
 #[test]
 fn e_runs_on_the_chosen_calls_own_events_and_follows_children() {
     if !bpf_ready("e_runs_on_the_chosen_calls_own_events_and_follows_children") {
@@ -673,12 +676,37 @@ fn e_runs_on_the_chosen_calls_own_events_and_follows_children() {
         r
     };
     const SAID: &str = "the syscall programs run on the chosen calls' own events";
+    const FUNCTIONS: &str = "the syscall programs run on the chosen calls' own functions (__x64_sys_close, __x64_sys_openat)";
+    const REFUSED: &str = "the syscall programs run on the chosen calls' events, not their functions: the kernel refused";
+    let functions_said = FUNCTIONS.replace(
+        "__x64_",
+        if cfg!(target_arch = "aarch64") {
+            "__arm64_"
+        } else {
+            "__x64_"
+        },
+    );
     let events = trace(Some("events"));
+    let functions = trace(Some("functions"));
     let chosen = trace(None);
     let raw = trace(Some("raw"));
     assert!(events.stderr.contains(SAID), "{events}");
-    assert!(chosen.stderr.contains(SAID), "the default for sh{chosen}");
+    assert!(!events.stderr.contains(&functions_said), "{events}");
     assert!(!raw.stderr.contains(SAID), "{raw}");
+    assert!(!raw.stderr.contains(&functions_said), "{raw}");
+    // The functions are the default, where the kernel takes them.
+    for r in [&functions, &chosen] {
+        assert!(r.stderr.contains(&functions_said), "the default for sh{r}");
+        let refused = r.stderr.contains(REFUSED);
+        match std::env::var("RTRACE_TEST_FUNCTIONS").as_deref() {
+            Ok("1") => assert!(!refused, "this kernel attaches to functions{r}"),
+            Ok("0") => assert!(refused, "this kernel refuses functions{r}"),
+            _ => eprintln!(
+                "on this kernel -e runs on the calls' {}",
+                if refused { "events" } else { "functions" }
+            ),
+        }
+    }
     assert!(
         raw.stderr.contains(
             "rtrace: -e runs on the raw syscall tracepoints, which every call passes: RTRACE_SYSCALL_HOOKS=raw"
@@ -706,7 +734,9 @@ fn e_runs_on_the_chosen_calls_own_events_and_follows_children() {
         2,
         "both cats, the second a grandchild{events}"
     );
+    assert_eq!(hostname_opens(&functions), 2, "{functions}");
     assert_eq!(calls(&events), calls(&raw), "{events}{raw}");
+    assert_eq!(calls(&functions), calls(&raw), "{functions}{raw}");
     assert_eq!(calls(&chosen), calls(&raw), "{chosen}{raw}");
     assert!(
         calls(&events)

@@ -70,6 +70,9 @@ struct Arch {
     native: Table,
     compat: Table,
     events: &'static [(&'static str, &'static str)],
+    /// What the kernel's `SYSCALL_DEFINE` puts before an event's name to name the
+    /// native call's function (arch/*/include/asm/syscall_wrapper.h).
+    functions: &'static str,
 }
 
 impl Arch {
@@ -106,6 +109,7 @@ const X86_64: Arch = Arch {
     native: table!(x86_64, &[]),
     compat: table!(x86, &[]),
     events: &[],
+    functions: "__x64_sys_",
 };
 
 #[cfg(any(test, target_arch = "aarch64"))]
@@ -134,6 +138,7 @@ const AARCH64: Arch = Arch {
         ("fadvise64", "fadvise64_64"),
         ("personality", "arm64_personality"),
     ],
+    functions: "__arm64_sys_",
 };
 
 #[cfg(target_arch = "x86_64")]
@@ -183,7 +188,17 @@ pub fn event_name(name: &str) -> &str {
     THIS.event_name(name)
 }
 
+/// The kernel function that runs a native call, by its table name
+/// (`openat` -> `__x64_sys_openat`): fentry's target.
+pub fn function_name(name: &str) -> String {
+    THIS.function_name(name)
+}
+
 impl Arch {
+    fn function_name(&self, name: &str) -> String {
+        format!("{}{}", self.functions, self.event_name(name))
+    }
+
     fn aliases(&self) -> impl Iterator<Item = &(&'static str, &'static str)> {
         self.events.iter().chain(EVENT_ALIASES)
     }
@@ -242,6 +257,13 @@ mod tests {
         assert_eq!(a.event_name("fstat"), "newfstat");
         assert_eq!(X86_64.event_name("fadvise64"), "fadvise64");
         assert_eq!(X86_64.event_name("personality"), "personality");
+        // Their functions, named as SYSCALL_DEFINE names them.
+        assert_eq!(a.function_name("openat"), "__arm64_sys_openat");
+        assert_eq!(
+            a.function_name("personality"),
+            "__arm64_sys_arm64_personality"
+        );
+        assert_eq!(X86_64.function_name("stat"), "__x64_sys_newstat");
         // The 32-bit architectures' time64 calls are no calls of arm64's.
         assert_eq!(a.name(403), None);
         assert_eq!(a.name(423), None);

@@ -24,6 +24,7 @@ const KIND_STRUCT: u32 = 4;
 const KIND_UNION: u32 = 5;
 const KIND_ENUM: u32 = 6;
 const KIND_TYPEDEF: u32 = 8;
+const KIND_FUNC: u32 = 12;
 const KIND_VOLATILE: u32 = 9;
 const KIND_CONST: u32 = 10;
 const KIND_RESTRICT: u32 = 11;
@@ -204,10 +205,26 @@ impl Btf {
 
     /// The ids of the typedefs named `names`, in one pass over the types.
     pub fn typedef_ids<const N: usize>(&self, names: [&str; N]) -> Result<[u32; N], BtfError> {
-        let mut ids = [None; N];
+        let ids = self.ids_of(KIND_TYPEDEF, &names);
+        let mut found = [0; N];
+        for (i, id) in ids.into_iter().enumerate() {
+            found[i] = id.ok_or_else(|| BtfError::NoType(names[i].into()))?;
+        }
+        Ok(found)
+    }
+
+    /// The ids of the functions named `names` (`None`: the kernel's BTF has no such
+    /// function), in one pass over the types.
+    pub fn func_ids(&self, names: &[&str]) -> Vec<Option<u32>> {
+        self.ids_of(KIND_FUNC, names)
+    }
+
+    /// The first id of each of `names` among the types of `kind`.
+    fn ids_of(&self, kind: u32, names: &[&str]) -> Vec<Option<u32>> {
+        let mut ids = vec![None; names.len()];
         for id in 1..self.starts.len() as u32 {
             let Ok(h) = self.head(id) else { continue };
-            if h.kind != KIND_TYPEDEF {
+            if h.kind != kind {
                 continue;
             }
             let name = self.name(h.name_off);
@@ -218,11 +235,7 @@ impl Btf {
                 }
             }
         }
-        let mut found = [0; N];
-        for (i, id) in ids.into_iter().enumerate() {
-            found[i] = id.ok_or_else(|| BtfError::NoType(names[i].into()))?;
-        }
-        Ok(found)
+        ids
     }
 
     /// Byte offset of `path` (member names, each within the previous one's type)
@@ -382,27 +395,27 @@ impl TracepointIds {
     }
 }
 
-/// A BTF blob in which each named typedef has the given id, and every other id up to
-/// the largest is a nameless pointer. A type's id is its place in the type section, so
-/// a program loaded against this names the kernel's own types by those ids; aya wants a
-/// parsed BTF only to look them up, and this parses in a few milliseconds where
-/// vmlinux's takes ~25.
-pub fn stand_in(typedefs: &[(&str, u32)]) -> Vec<u8> {
+/// A BTF blob in which each named typedef or function has the given id, and every
+/// other id up to the largest is a nameless pointer. A type's id is its place in the
+/// type section, so a program loaded against this names the kernel's own types by
+/// those ids; aya wants a parsed BTF only to look them up, and this parses in a few
+/// milliseconds where vmlinux's takes ~25.
+pub fn stand_in(named: &[StandIn<'_>]) -> Vec<u8> {
     const KIND_PTR: u32 = 2;
     let mut strings = vec![0u8];
-    let mut named = Vec::new();
-    for &(name, id) in typedefs {
-        named.push((id, strings.len() as u32));
-        strings.extend_from_slice(name.as_bytes());
+    let mut at = Vec::new();
+    for n in named {
+        at.push((n.id, strings.len() as u32, n.kind()));
+        strings.extend_from_slice(n.name.as_bytes());
         strings.push(0);
     }
-    let last = typedefs.iter().map(|&(_, id)| id).max().unwrap_or(0);
+    let last = named.iter().map(|n| n.id).max().unwrap_or(0);
     let mut types = Vec::with_capacity(last as usize * TYPE_HEADER);
     for id in 1..=last {
-        let (kind, name_off) = named
+        let (name_off, kind) = at
             .iter()
-            .find(|&&(at, _)| at == id)
-            .map_or((KIND_PTR, 0), |&(_, off)| (KIND_TYPEDEF, off));
+            .find(|&&(i, _, _)| i == id)
+            .map_or((0, KIND_PTR), |&(_, off, kind)| (off, kind));
         // name_off, info (kind in bits 24..28), the type it refers to (void).
         for word in [name_off, kind << 24, 0] {
             types.extend_from_slice(&word.to_le_bytes());
@@ -423,6 +436,21 @@ pub fn stand_in(typedefs: &[(&str, u32)]) -> Vec<u8> {
     blob.extend_from_slice(&types);
     blob.extend_from_slice(&strings);
     blob
+}
+
+/// A type of the kernel's that [`stand_in`] names at its id.
+#[derive(Clone, Copy, Debug)]
+pub struct StandIn<'a> {
+    pub name: &'a str,
+    pub id: u32,
+    /// A function (fentry's target) rather than a typedef (a tracepoint's).
+    pub func: bool,
+}
+
+impl StandIn<'_> {
+    fn kind(&self) -> u32 {
+        if self.func { KIND_FUNC } else { KIND_TYPEDEF }
+    }
 }
 
 #[cfg(test)]
@@ -615,7 +643,20 @@ mod tests {
 
     #[test]
     fn the_stand_in_gives_each_typedef_its_id() {
-        let blob = stand_in(&[("btf_trace_sys_exit", 9), ("btf_trace_sys_enter", 5)]);
+        let typedef = |name, id| StandIn {
+            name,
+            id,
+            func: false,
+        };
+        let blob = stand_in(&[
+            typedef("btf_trace_sys_exit", 9),
+            typedef("btf_trace_sys_enter", 5),
+            StandIn {
+                name: "__x64_sys_openat",
+                id: 7,
+                func: true,
+            },
+        ]);
         // aya, which the programs are loaded with, finds them at those ids…
         let aya = aya::Btf::parse(&blob, aya::Endianness::default()).unwrap();
         let kind = aya_obj::btf::BtfKind::Typedef;
@@ -642,6 +683,20 @@ mod tests {
             ours.typedef_ids(["nope"]),
             Err(BtfError::NoType(_))
         ));
+        // A function, by its own kind.
+        let func = aya_obj::btf::BtfKind::Func;
+        assert_eq!(
+            aya.id_by_type_name_kind("__x64_sys_openat", func).unwrap(),
+            7
+        );
+        assert!(
+            aya.id_by_type_name_kind("btf_trace_sys_exit", func)
+                .is_err()
+        );
+        assert_eq!(
+            ours.func_ids(&["nope", "__x64_sys_openat", "btf_trace_sys_exit"]),
+            [None, Some(7), None]
+        );
     }
 
     #[test]

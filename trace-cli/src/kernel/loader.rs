@@ -11,6 +11,8 @@ use aya::{
 };
 use thiserror::Error;
 
+use super::function_hooks;
+pub use super::function_hooks::SyscallFunction;
 use super::{
     btf::{FdInodeOffsets, GroupLiveOffsets, LifecycleOffsets, TracepointIds, ViewOffsets},
     features::GroupExit,
@@ -36,6 +38,14 @@ pub enum SyscallHooks {
     /// by these event names): no program runs for other calls. A child is followed at
     /// fork, so only in the initial pid namespace; 32-bit tasks' calls have no events.
     Events(Vec<SyscallEvents>),
+    /// The chosen calls' own kernel functions (fentry and fexit on `__x64_sys_<event>`):
+    /// no program runs for other calls, and, unlike the events, nothing is set on the
+    /// kernel's syscall path. Followed as the events are; where the kernel refuses a
+    /// function (it cannot attach to functions: arm64 before Linux 6.4), the events.
+    Functions {
+        functions: Vec<SyscallFunction>,
+        events: Vec<SyscallEvents>,
+    },
 }
 
 /// A call's own two events, by their tracefs ids.
@@ -49,13 +59,25 @@ pub struct SyscallEvents {
     pub exit: u64,
 }
 
+/// The programs on the chosen calls' events.
+const EVENT_HOOKS: [&str; 2] = ["sys_enter_event", "sys_exit_event"];
+
 impl SyscallHooks {
-    /// The programs verified and attached, by name.
-    fn programs(&self) -> [&'static str; 2] {
+    /// The programs verified with the others, and attached, by name (the functions'
+    /// are loaded once for each function: [`function_hooks::load`]).
+    fn programs(&self) -> &'static [&'static str] {
         match self {
-            SyscallHooks::Raw => ["sys_enter", "sys_exit"],
-            SyscallHooks::Events(_) => ["sys_enter_event", "sys_exit_event"],
+            SyscallHooks::Raw => &["sys_enter", "sys_exit"],
+            SyscallHooks::Events(_) => &EVENT_HOOKS,
+            SyscallHooks::Functions { .. } => &[],
         }
+    }
+
+    /// Whether the programs run on the chosen calls' own hooks (events or functions),
+    /// which a task's 64-bit calls alone pass and a forked child's first return does
+    /// not: children are followed at fork.
+    pub fn own_hooks(&self) -> bool {
+        !matches!(self, SyscallHooks::Raw)
     }
 }
 
@@ -176,8 +198,13 @@ impl PendingLoader {
     }
 }
 
-/// Loads the object and verifies the programs `s` uses.
-pub fn load(s: &Settings, loader: PendingLoader) -> Result<Ebpf, LoadError> {
+/// Loads the object and verifies the programs `s` uses; on the chosen calls'
+/// functions, their programs, not yet attached (`None`: the kernel refused them, and
+/// the events' programs are verified instead).
+pub fn load(
+    s: &Settings,
+    loader: PendingLoader,
+) -> Result<(Ebpf, Option<function_hooks::Loaded>), LoadError> {
     let flag = |b: bool| u32::from(b);
     let trace_all = flag(s.trace_all);
     let filter_uid = s.filter_uid.unwrap_or(u32::MAX);
@@ -195,7 +222,7 @@ pub fn load(s: &Settings, loader: PendingLoader) -> Result<Ebpf, LoadError> {
     let wakeup = u64::from(s.rings.bytes / 4);
     let log_level = super::bpf_log::level_for(s.verbose);
     let exec_envp = flag(s.exec_envp);
-    let follow_at_fork = flag(matches!(s.hooks, SyscallHooks::Events(_)));
+    let follow_at_fork = flag(s.hooks.own_hooks());
     let (cgroup_id, cgroup_level) = s.cgroup.map_or((0u64, 0u32), |c| (c.id, c.level));
     // The histograms' maps (320 bytes a value) take memory only when --hist asks.
     let (hist_entries, hist_total_entries) = {
@@ -272,9 +299,15 @@ pub fn load(s: &Settings, loader: PendingLoader) -> Result<Ebpf, LoadError> {
     // Verify every program now, before anything is attached or forked.
     let btf = match s.hooks {
         SyscallHooks::Raw => Some(tracepoint_btf(&s.tracepoint_ids)?),
-        SyscallHooks::Events(_) => None,
+        SyscallHooks::Events(_) | SyscallHooks::Functions { .. } => None,
     };
     verify(&mut bpf, &chosen_programs(s), btf.as_ref())?;
+    let functions = match &s.hooks {
+        SyscallHooks::Functions { functions, .. } => {
+            load_functions(&mut bpf, functions, s.verbose)?
+        }
+        SyscallHooks::Raw | SyscallHooks::Events(_) => None,
+    };
     // What a traced task's view is compared with; without it, /proc is asked.
     if s.view.task_fs != 0
         && let Err(e) = super::view::learn(&mut bpf)
@@ -282,7 +315,50 @@ pub fn load(s: &Settings, loader: PendingLoader) -> Result<Ebpf, LoadError> {
     {
         crate::say!("rtrace: paths are compared with rtrace's view through /proc: {e}");
     }
-    Ok(bpf)
+    Ok((bpf, functions))
+}
+
+/// The function programs, loaded for each of `functions`; where the kernel refuses
+/// one, the events' programs, verified instead (`None`).
+fn load_functions(
+    bpf: &mut Ebpf,
+    functions: &[SyscallFunction],
+    verbose: u8,
+) -> Result<Option<function_hooks::Loaded>, LoadError> {
+    use aya::programs::Program as P;
+    let [enter_name, exit_name] = function_hooks::PROGRAMS;
+    let (mut enter, mut exit) = (None, None);
+    for (name, prog) in bpf.programs_mut() {
+        match prog {
+            P::FEntry(p) if name == enter_name => enter = Some(p),
+            P::FExit(p) if name == exit_name => exit = Some(p),
+            _ => {}
+        }
+    }
+    let enter = enter.ok_or(LoadError::MissingProgram(enter_name))?;
+    let exit = exit.ok_or(LoadError::MissingProgram(exit_name))?;
+    match function_hooks::load(enter, exit, functions) {
+        Ok(loaded) => Ok(Some(loaded)),
+        Err(refused) => {
+            events_instead(bpf, &refused, verbose)?;
+            Ok(None)
+        }
+    }
+}
+
+/// The kernel refused a function: the calls' events' programs, verified.
+fn events_instead(
+    bpf: &mut Ebpf,
+    refused: &function_hooks::Refused,
+    verbose: u8,
+) -> Result<(), LoadError> {
+    if verbose > 0 {
+        crate::say!(
+            "rtrace: the syscall programs run on the chosen calls' events, not their functions: the kernel refused {refused}"
+        );
+    }
+    let chosen = EVENT_HOOKS.map(|n| (n, Verify::Plain));
+    verify(bpf, &chosen, None)
 }
 
 /// How a program is verified, and what its failure says.
@@ -301,9 +377,9 @@ fn chosen_programs(s: &Settings) -> Vec<(&'static str, Verify)> {
     let mut chosen: Vec<_> = LIFECYCLE.iter().map(|&n| (n, Verify::Plain)).collect();
     let how = match s.hooks {
         SyscallHooks::Raw => Verify::Btf,
-        SyscallHooks::Events(_) => Verify::Plain,
+        SyscallHooks::Events(_) | SyscallHooks::Functions { .. } => Verify::Plain,
     };
-    chosen.extend(s.hooks.programs().map(|n| (n, how)));
+    chosen.extend(s.hooks.programs().iter().map(|&n| (n, how)));
     chosen.extend(chosen_faults(s.faults).map(|(n, _)| (n, Verify::Plain)));
     // The syscall entry events' program reads what the call's plan says: its failure
     // is its own.
@@ -423,9 +499,14 @@ pub fn attach_events(
 /// of vmlinux's BTF (besides the loader's own) cost ~25 ms and ~10 MiB at every start.
 fn tracepoint_btf(ids: &Result<TracepointIds, String>) -> Result<aya::Btf, LoadError> {
     let ids = ids.clone().map_err(LoadError::NoTracepointBtf)?;
+    let typedef = |name, id| super::btf::StandIn {
+        name,
+        id,
+        func: false,
+    };
     let bytes = super::btf::stand_in(&[
-        ("btf_trace_sys_enter", ids.sys_enter),
-        ("btf_trace_sys_exit", ids.sys_exit),
+        typedef("btf_trace_sys_enter", ids.sys_enter),
+        typedef("btf_trace_sys_exit", ids.sys_exit),
     ]);
     aya::Btf::parse(&bytes, aya::Endianness::default())
         .map_err(|e| LoadError::NoTracepointBtf(e.to_string()))
@@ -460,8 +541,21 @@ pub fn attach_lifecycle(bpf: &mut Ebpf, which: &[&'static str]) -> Result<(), Lo
 #[derive(Default)]
 pub struct EventLinks {
     events: Vec<super::cookie_link::CookieLink>,
-    syscalls: Vec<super::cookie_link::CookieLink>,
+    /// The syscall programs' links and perf events, in the order they are closed.
+    syscalls: Vec<std::os::fd::OwnedFd>,
     chosen: Vec<u32>,
+    /// The function programs, loaded and not yet attached.
+    functions: Option<function_hooks::Loaded>,
+}
+
+impl EventLinks {
+    /// No links yet; the function programs [`load`] made, if any.
+    pub fn with_functions(functions: Option<function_hooks::Loaded>) -> Self {
+        EventLinks {
+            functions,
+            ..EventLinks::default()
+        }
+    }
 }
 
 /// The syscall programs: attached last, once the pid maps are written and swept.
@@ -469,37 +563,65 @@ pub fn attach_syscalls(
     bpf: &mut Ebpf,
     hooks: &SyscallHooks,
     links: &mut EventLinks,
+    verbose: u8,
 ) -> Result<(), LoadError> {
     match hooks {
         SyscallHooks::Raw => {
-            for name in hooks.programs() {
+            for &name in hooks.programs() {
                 let prog: &mut BtfTracePoint = program(bpf, name)?;
                 prog.attach()
                     .map_err(|source| LoadError::Attach { name, source })?;
             }
+            Ok(())
         }
-        SyscallHooks::Events(events) => {
-            use std::os::fd::AsFd;
-            // Known before any attach, so that a failure halfway still unchooses the
-            // calls whose links were made.
-            links
-                .chosen
-                .extend(events.iter().flat_map(|e| e.nrs.iter().copied()));
-            let [enter, exit] = hooks.programs();
-            for (name, id_of) in [
-                (enter, (|e| e.enter) as fn(&SyscallEvents) -> u64),
-                (exit, |e| e.exit),
-            ] {
-                let prog: &mut TracePoint = program(bpf, name)?;
-                let fd = prog
-                    .fd()
-                    .map_err(|source| LoadError::Attach { name, source })?;
-                for event in events {
-                    let link = super::cookie_link::attach(fd.as_fd(), id_of(event), 0)
-                        .map_err(|source| LoadError::AttachEvent { source })?;
-                    links.syscalls.push(link);
+        SyscallHooks::Events(events) => attach_event_hooks(bpf, events, links),
+        SyscallHooks::Functions { functions, events } => {
+            let Some(loaded) = links.functions.take() else {
+                // Refused at load: the events' programs were verified instead.
+                return attach_event_hooks(bpf, events, links);
+            };
+            match function_hooks::attach(loaded, functions) {
+                Ok(made) => {
+                    links
+                        .chosen
+                        .extend(events.iter().flat_map(|e| e.nrs.iter().copied()));
+                    links.syscalls.extend(made);
+                    Ok(())
+                }
+                Err(refused) => {
+                    events_instead(bpf, &refused, verbose)?;
+                    attach_event_hooks(bpf, events, links)
                 }
             }
+        }
+    }
+}
+
+/// The programs on the chosen calls' own events.
+fn attach_event_hooks(
+    bpf: &mut Ebpf,
+    events: &[SyscallEvents],
+    links: &mut EventLinks,
+) -> Result<(), LoadError> {
+    use std::os::fd::AsFd;
+    // Known before any attach, so that a failure halfway still unchooses the calls
+    // whose links were made.
+    links
+        .chosen
+        .extend(events.iter().flat_map(|e| e.nrs.iter().copied()));
+    let [enter, exit] = EVENT_HOOKS;
+    for (name, id_of) in [
+        (enter, (|e| e.enter) as fn(&SyscallEvents) -> u64),
+        (exit, |e| e.exit),
+    ] {
+        let prog: &mut TracePoint = program(bpf, name)?;
+        let fd = prog
+            .fd()
+            .map_err(|source| LoadError::Attach { name, source })?;
+        for event in events {
+            let link = super::cookie_link::attach(fd.as_fd(), id_of(event), 0)
+                .map_err(|source| LoadError::AttachEvent { source })?;
+            links.syscalls.extend(link.into_fds());
         }
     }
     Ok(())
@@ -631,10 +753,9 @@ pub fn detach_syscalls(bpf: &mut Ebpf, links: &mut EventLinks) {
     let chosen = std::mem::take(&mut links.chosen);
     let unchosen = unchoose(bpf, &chosen).is_ok();
     let syscalls = std::mem::take(&mut links.syscalls);
+    links.functions = None;
     if unchosen {
-        super::event_release::close_in_background(
-            syscalls.into_iter().flat_map(|l| l.into_fds()).collect(),
-        );
+        super::event_release::close_in_background(syscalls);
     } else {
         drop(syscalls);
     }

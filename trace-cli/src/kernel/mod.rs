@@ -7,6 +7,7 @@ pub mod cgroup;
 pub mod cookie_link;
 pub mod event_release;
 pub mod features;
+pub mod function_hooks;
 pub mod loader;
 pub mod map_ops;
 pub mod pidns;

@@ -10,6 +10,13 @@
 //! 64-bit call chosen and every target known to run 64-bit code (the command's file,
 //! each `-p`/`-t` task's). A 64-bit target that later execs a 32-bit program is not
 //! seen (docs/limits.md).
+//!
+//! Where the events can run, the calls' own kernel functions are better still
+//! (`kernel::function_hooks`: fentry, which leaves the syscall path of the other calls
+//! as it is): chosen unless a fork call is chosen (its child's first return passes
+//! no function, where it passes the event), more than `function_hooks::AT_MOST`
+//! calls are, or the kernel's BTF lacks a call's function. Where the kernel refuses to
+//! attach to a function, the loader takes the events.
 
 use std::{fs::File, io::Read, path::Path};
 
@@ -17,7 +24,8 @@ use crate::{
     config::{Config, HooksChoice, Targets},
     decode::{classes, syscall_table},
     kernel::{
-        loader::{SyscallEvents, SyscallHooks},
+        function_hooks,
+        loader::{SyscallEvents, SyscallFunction, SyscallHooks},
         tracefs::Tracefs,
     },
     workload,
@@ -68,31 +76,113 @@ impl RawBecause {
     }
 }
 
+/// Why `-e`'s programs run on the chosen calls' events, not their functions (`-v`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum EventsBecause {
+    Forced,
+    ForkChosen,
+    TooMany,
+    NoFunction,
+}
+
+impl EventsBecause {
+    pub fn says(self) -> &'static str {
+        match self {
+            Self::Forced => "RTRACE_SYSCALL_HOOKS=events",
+            Self::ForkChosen => {
+                "a fork is chosen (a new child's return from it passes its event, not its function)"
+            }
+            Self::TooMany => "more than 8 calls are chosen",
+            Self::NoFunction => "the kernel's BTF names no function for a chosen call",
+        }
+    }
+}
+
+/// Where the syscall programs run, and why not somewhere cheaper.
+pub(super) struct Choice {
+    pub hooks: SyscallHooks,
+    pub raw_because: Option<RawBecause>,
+    pub events_because: Option<EventsBecause>,
+}
+
 /// Where the syscall programs run for `cfg` (see the module's head), and, on the raw
-/// tracepoints with `-e`, why.
+/// tracepoints or the events with `-e`, why. `func_ids` looks functions up in the
+/// kernel's BTF.
 pub(super) fn choose(
     cfg: &Config,
     initial_ns: bool,
     tracefs: &Tracefs,
-) -> (SyscallHooks, Option<RawBecause>) {
-    let Some(nrs) = &cfg.selection else {
-        return (SyscallHooks::Raw, None);
+    func_ids: impl FnOnce(&[&str]) -> Vec<Option<u32>>,
+) -> Choice {
+    let raw = |why| Choice {
+        hooks: SyscallHooks::Raw,
+        raw_because: why,
+        events_because: None,
     };
-    match events(cfg, nrs, initial_ns, tracefs) {
-        Ok(events) => (SyscallHooks::Events(events), None),
-        Err(why) => (SyscallHooks::Raw, Some(why)),
+    let Some(nrs) = &cfg.selection else {
+        return raw(None);
+    };
+    let (events, names) = match events(cfg, nrs, initial_ns, tracefs) {
+        Ok(found) => found,
+        Err(why) => return raw(Some(why)),
+    };
+    match functions(cfg, &names, func_ids) {
+        Ok(functions) => Choice {
+            hooks: SyscallHooks::Functions { functions, events },
+            raw_because: None,
+            events_because: None,
+        },
+        Err(why) => Choice {
+            hooks: SyscallHooks::Events(events),
+            raw_because: None,
+            events_because: Some(why),
+        },
     }
 }
 
+/// The functions of the calls whose table names are `names` (one for each of the
+/// events), where they can be used.
+fn functions(
+    cfg: &Config,
+    names: &[&str],
+    func_ids: impl FnOnce(&[&str]) -> Vec<Option<u32>>,
+) -> Result<Vec<SyscallFunction>, EventsBecause> {
+    if cfg.syscall_hooks == HooksChoice::Events {
+        return Err(EventsBecause::Forced);
+    }
+    if names.iter().any(|n| classes::is_fork(n)) {
+        return Err(EventsBecause::ForkChosen);
+    }
+    if names.len() > function_hooks::AT_MOST {
+        return Err(EventsBecause::TooMany);
+    }
+    let function_names: Vec<String> = names
+        .iter()
+        .map(|n| syscall_table::function_name(n))
+        .collect();
+    let refs: Vec<&str> = function_names.iter().map(String::as_str).collect();
+    function_names
+        .iter()
+        .zip(func_ids(&refs))
+        .map(|(name, id)| {
+            Ok(SyscallFunction {
+                name: name.clone(),
+                btf_id: id.ok_or(EventsBecause::NoFunction)?,
+            })
+        })
+        .collect()
+}
+
+/// The chosen calls' events, and for each the table name of its first call.
 fn events(
     cfg: &Config,
     nrs: &[u32],
     initial_ns: bool,
     tracefs: &Tracefs,
-) -> Result<Vec<SyscallEvents>, RawBecause> {
+) -> Result<(Vec<SyscallEvents>, Vec<&'static str>), RawBecause> {
     match cfg.syscall_hooks {
         HooksChoice::Raw => return Err(RawBecause::Forced),
-        HooksChoice::Events => {}
+        HooksChoice::Events | HooksChoice::Functions => {}
         HooksChoice::Auto if runs_only_64bit_code(cfg) => {}
         HooksChoice::Auto => return Err(RawBecause::MayRun32Bit),
     }
@@ -105,7 +195,7 @@ fn events(
     if !aya::features().bpf_perf_link() {
         return Err(RawBecause::NoPerfLinks);
     }
-    let mut names: Vec<(&str, u32)> = Vec::new();
+    let mut names: Vec<(&str, u32, &str)> = Vec::new();
     for &nr in nrs
         .iter()
         .filter(|&&nr| nr < trace_common::maps::COMPAT_BASE)
@@ -114,7 +204,7 @@ fn events(
         if classes::is_exec(name) || name == "rt_sigreturn" {
             return Err(RawBecause::ExecChosen);
         }
-        names.push((syscall_table::event_name(name), nr));
+        names.push((syscall_table::event_name(name), nr, name));
     }
     if names.is_empty() {
         return Err(RawBecause::OnlyCompat);
@@ -122,8 +212,9 @@ fn events(
     names.sort_unstable();
     names.dedup();
     let mut events: Vec<SyscallEvents> = Vec::new();
+    let mut table_names = Vec::new();
     let mut last = None;
-    for (event, nr) in names {
+    for (event, nr, name) in names {
         if last == Some(event) {
             // Another number of the same call: its events are attached already.
             events.last_mut().expect("pushed with `last`").nrs.push(nr);
@@ -141,9 +232,10 @@ fn events(
             enter,
             exit,
         });
+        table_names.push(name);
         last = Some(event);
     }
-    Ok(events)
+    Ok((events, table_names))
 }
 
 /// Whether every target is known to run 64-bit code: the command's file (or its

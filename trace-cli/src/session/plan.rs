@@ -56,9 +56,13 @@ impl<'c> Plan<'c> {
             .map_err(io::Error::other)
             .map_err(io_err("reading /proc/self/ns/pid"))?;
         features::require(!ns.is_initial())?;
-        let kernel = lifecycle(cfg, exit_field)?;
-        let (hooks, raw_because) = super::hooks::choose(cfg, ns.is_initial(), &tracefs);
-        let settings = settings(cfg, &ns, kernel, hooks, &tp_events)?;
+        // The kernel's BTF, let go once read: it is large.
+        let btf = Btf::from_sys()?;
+        let kernel = lifecycle(cfg, exit_field, &btf)?;
+        let choice =
+            super::hooks::choose(cfg, ns.is_initial(), &tracefs, |names| btf.func_ids(names));
+        drop(btf);
+        let settings = settings(cfg, &ns, kernel, choice.hooks, &tp_events)?;
         let argv = command(cfg);
         let record_formats = cfg
             .record
@@ -66,13 +70,28 @@ impl<'c> Plan<'c> {
         let event_table = EventTable::new(tp_events, ns.is_initial());
         if cfg.verbose > 0 {
             say!("rtrace: {settings:?}");
-            if let SyscallHooks::Events(events) = &settings.hooks {
-                say!(
+            match &settings.hooks {
+                SyscallHooks::Events(events) => say!(
                     "rtrace: the syscall programs run on the chosen calls' own events ({} of them), no other call runs them; a 32-bit task's calls have none",
                     events.len()
+                ),
+                SyscallHooks::Functions { functions, .. } => say!(
+                    "rtrace: the syscall programs run on the chosen calls' own functions ({}), no other call runs them; a 32-bit task's calls pass none",
+                    functions
+                        .iter()
+                        .map(|f| f.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+                SyscallHooks::Raw => {}
+            }
+            if let Some(why) = choice.events_because {
+                say!(
+                    "rtrace: -e runs on the chosen calls' events, not their functions: {}",
+                    why.says()
                 );
             }
-            if let Some(why) = raw_because {
+            if let Some(why) = choice.raw_because {
                 say!(
                     "rtrace: -e runs on the raw syscall tracepoints, which every call passes: {}",
                     why.says()
@@ -104,19 +123,18 @@ fn tracepoint_events(cfg: &Config, tracefs: &Tracefs) -> Result<Vec<TpEvent>, Se
 }
 
 /// Where the exit program finds a task's fields, and how it tells a process's end
-/// (read from the kernel's BTF, which is let go at once: it is large).
-fn lifecycle(cfg: &Config, exit_field: bool) -> Result<KernelFields, SessionError> {
-    let btf = Btf::from_sys()?;
-    let lifecycle = LifecycleOffsets::find(&btf)?;
+/// (read from the kernel's BTF).
+fn lifecycle(cfg: &Config, exit_field: bool, btf: &Btf) -> Result<KernelFields, SessionError> {
+    let lifecycle = LifecycleOffsets::find(btf)?;
     // Without them the new pipes' and sockets' fds are shown without a name.
-    let fd_inodes = FdInodeOffsets::find(&btf).unwrap_or_else(|e| {
+    let fd_inodes = FdInodeOffsets::find(btf).unwrap_or_else(|e| {
         if cfg.verbose > 0 {
             say!("rtrace: new pipes and sockets get no name: {e}");
         }
         FdInodeOffsets::default()
     });
     // Without them whether a process sees what rtrace sees is asked of /proc.
-    let view = ViewOffsets::find(&btf).unwrap_or_else(|e| {
+    let view = ViewOffsets::find(btf).unwrap_or_else(|e| {
         if cfg.verbose > 0 {
             say!("rtrace: paths are compared with rtrace's view through /proc: {e}");
         }
@@ -124,12 +142,11 @@ fn lifecycle(cfg: &Config, exit_field: bool) -> Result<KernelFields, SessionErro
     });
     let group_exit = features::choose_group_exit(
         exit_field,
-        || GroupLiveOffsets::find(&btf).ok(),
+        || GroupLiveOffsets::find(btf).ok(),
         cfg.group_exit.as_deref(),
     );
     // The raw hooks' programs are loaded against them.
-    let tracepoint_ids = TracepointIds::find(&btf).map_err(|e| e.to_string());
-    drop(btf);
+    let tracepoint_ids = TracepointIds::find(btf).map_err(|e| e.to_string());
     if cfg.verbose > 0 || group_exit == GroupExit::Leader {
         say!(
             "rtrace: a process ends with its last thread, told by {}",

@@ -25,9 +25,10 @@ pub(super) struct Probes {
 
 impl Probes {
     pub fn load(settings: &Settings, pending: loader::PendingLoader) -> Result<Probes, LoadError> {
+        let (bpf, functions) = loader::load(settings, pending)?;
         Ok(Probes {
-            bpf: loader::load(settings, pending)?,
-            links: EventLinks::default(),
+            bpf,
+            links: EventLinks::with_functions(functions),
         })
     }
 
@@ -54,7 +55,7 @@ impl Probes {
     /// The syscall programs and `-F`'s fault programs: attached last, once the pid maps
     /// are written and swept.
     pub fn attach_syscalls(&mut self, hooks: &SyscallHooks, cfg: &Config) -> Result<(), LoadError> {
-        loader::attach_syscalls(&mut self.bpf, hooks, &mut self.links)?;
+        loader::attach_syscalls(&mut self.bpf, hooks, &mut self.links, cfg.verbose)?;
         loader::attach_faults(&mut self.bpf, cfg.faults, cfg.cpus.as_deref())
     }
 

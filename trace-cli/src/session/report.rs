@@ -8,10 +8,7 @@ use trace_common::maps::{FORK_HANDOFF, PIDS_TO_TRACE};
 
 use crate::{
     config::Config,
-    kernel::{
-        loader::{Settings, SyscallHooks},
-        stats_maps,
-    },
+    kernel::{loader::Settings, stats_maps},
     output::{self, Sink, summary::SummaryOptions},
 };
 
@@ -110,13 +107,13 @@ pub(super) fn losses(folded_threads: u64, ended: &Ended, settings: &Settings) {
             settings.summary_entries
         );
     }
-    // The kernel sends the per-syscall events for 64-bit calls only: a traced task that
-    // went on to run a 32-bit program (rtrace chose the events for a 64-bit command)
-    // made calls that no line shows.
-    if ended.compat_execs > 0 && matches!(settings.hooks, SyscallHooks::Events(_)) {
+    // The kernel sends the per-syscall events for 64-bit calls only, and 32-bit calls
+    // run other functions: a traced task that went on to run a 32-bit program (rtrace
+    // chose the calls' own hooks for a 64-bit command) made calls that no line shows.
+    if ended.compat_execs > 0 && settings.hooks.own_hooks() {
         let n = ended.compat_execs;
         say!(
-            "rtrace: {n} exec{} of a 32-bit program by traced tasks: {} calls are not shown, as -e ran on the chosen calls' own events, which the kernel sends for 64-bit calls only (RTRACE_SYSCALL_HOOKS=raw shows them)",
+            "rtrace: {n} exec{} of a 32-bit program by traced tasks: {} calls are not shown, as -e ran on the chosen calls' own events or functions, which only 64-bit calls pass (RTRACE_SYSCALL_HOOKS=raw shows them)",
             if n == 1 { "" } else { "s" },
             if n == 1 { "its" } else { "their" },
         );
