@@ -126,7 +126,7 @@ pub(super) fn choose(
         Ok(found) => found,
         Err(why) => return raw(Some(why)),
     };
-    match functions(cfg, &names, func_ids) {
+    match functions(cfg.syscall_hooks, &names, func_ids) {
         Ok(functions) => Choice {
             hooks: SyscallHooks::Functions { functions, events },
             raw_because: None,
@@ -143,11 +143,11 @@ pub(super) fn choose(
 /// The functions of the calls whose table names are `names` (one for each of the
 /// events), where they can be used.
 fn functions(
-    cfg: &Config,
+    choice: HooksChoice,
     names: &[&str],
     func_ids: impl FnOnce(&[&str]) -> Vec<Option<u32>>,
 ) -> Result<Vec<SyscallFunction>, EventsBecause> {
-    if cfg.syscall_hooks == HooksChoice::Events {
+    if choice == HooksChoice::Events {
         return Err(EventsBecause::Forced);
     }
     if names.iter().any(|n| classes::is_fork(n)) {
@@ -294,6 +294,48 @@ fn interpreter(head: &[u8]) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The functions are chosen unless forced off, a fork is chosen, too many calls
+    /// are, or the kernel lacks one; each is named as SYSCALL_DEFINE names it.
+    #[test]
+    fn the_functions_are_chosen_where_they_show_what_the_events_do() {
+        let prefix = syscall_table::function_name("openat").replace("openat", "");
+        let btf = |names: &[&str]| -> Vec<Option<u32>> {
+            names
+                .iter()
+                .map(|n| (!n.ends_with("_nope")).then_some(n.len() as u32))
+                .collect()
+        };
+        let chosen = functions(HooksChoice::Auto, &["openat", "close"], btf).unwrap();
+        let names: Vec<&str> = chosen.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, [format!("{prefix}openat"), format!("{prefix}close")]);
+        assert_eq!(chosen[0].btf_id, (prefix.len() + 6) as u32);
+        assert_eq!(
+            functions(HooksChoice::Functions, &["openat"], btf).map(|f| f.len()),
+            Ok(1)
+        );
+        assert_eq!(
+            functions(HooksChoice::Events, &["openat"], btf),
+            Err(EventsBecause::Forced)
+        );
+        assert_eq!(
+            functions(HooksChoice::Auto, &["openat", "clone"], btf),
+            Err(EventsBecause::ForkChosen)
+        );
+        assert_eq!(
+            functions(HooksChoice::Auto, &["openat", "nope"], btf),
+            Err(EventsBecause::NoFunction)
+        );
+        let many = ["read"; function_hooks::AT_MOST + 1];
+        assert_eq!(
+            functions(HooksChoice::Auto, &many, btf),
+            Err(EventsBecause::TooMany)
+        );
+        assert_eq!(
+            functions(HooksChoice::Auto, &many[1..], btf).map(|f| f.len()),
+            Ok(function_hooks::AT_MOST)
+        );
+    }
 
     #[test]
     fn elf_class_and_script_interpreter() {
