@@ -18,11 +18,11 @@ Environment:
   RTRACE_PID_MAP_ENTRIES  tasks traced at once (default 8192)
   RTRACE_SUMMARY_ENTRIES  (thread, syscall) pairs a summary holds (default 65536)
   RTRACE_RINGS            ring buffers the programs write, 1 to 8 (default: one per CPU)
-  RTRACE_SYSCALL_HOOKS=raw|events|functions  where -e's programs run, forced: the
-                          raw syscall tracepoints, or the chosen calls' own events or
-                          kernel functions (for 64-bit targets: functions where the
-                          kernel attaches to them, else events; a 32-bit task's calls
-                          reach neither)
+  RTRACE_SYSCALL_HOOKS=raw|events|functions  where -e's programs run, forced: the raw
+                          syscall tracepoints, or the chosen calls' own events or kernel
+                          functions (for 64-bit targets the default: the functions where
+                          the kernel attaches to them, else the events; 32-bit calls
+                          pass neither)
   NO_COLOR, CLICOLOR_FORCE  never, or always, colour the trace
 
 Exit status:

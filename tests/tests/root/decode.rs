@@ -488,7 +488,7 @@ fn a_32_bit_program_is_decoded_with_its_own_table() {
     assert_eq!(shell.code(), Some(0), "{shell}");
     assert!(
         shell.stderr.lines().any(|l| l
-            == "rtrace: 2 execs of a 32-bit program by traced tasks: their calls are not shown, as -e ran on the chosen calls' own events, which the kernel sends for 64-bit calls only (RTRACE_SYSCALL_HOOKS=raw shows them)"),
+            == "rtrace: 2 execs of a 32-bit program by traced tasks: their calls are not shown, as -e ran on the chosen calls' own events or functions, which only 64-bit calls pass (RTRACE_SYSCALL_HOOKS=raw shows them)"),
         "{shell}"
     );
     // On the raw tracepoints they are shown, and nothing is said.
