@@ -677,7 +677,7 @@ fn e_runs_on_the_chosen_calls_own_events_and_follows_children() {
     };
     const SAID: &str = "the syscall programs run on the chosen calls' own events";
     const FUNCTIONS: &str = "the syscall programs run on the chosen calls' own functions (__x64_sys_close, __x64_sys_openat)";
-    const REFUSED: &str = "the syscall programs run on the chosen calls' events, not their functions: the kernel refused";
+    const REFUSED: &str = "the syscall programs run on the chosen calls' own events, not their functions: the kernel refused";
     let functions_said = FUNCTIONS.replace(
         "__x64_",
         if cfg!(target_arch = "aarch64") {
@@ -696,8 +696,11 @@ fn e_runs_on_the_chosen_calls_own_events_and_follows_children() {
     assert!(!raw.stderr.contains(&functions_said), "{raw}");
     // The functions are the default, where the kernel takes them.
     for r in [&functions, &chosen] {
-        assert!(r.stderr.contains(&functions_said), "the default for sh{r}");
         let refused = r.stderr.contains(REFUSED);
+        assert!(
+            refused != r.stderr.contains(&functions_said),
+            "the functions or the events, said, are the default for sh{r}"
+        );
         match std::env::var("RTRACE_TEST_FUNCTIONS").as_deref() {
             Ok("1") => assert!(!refused, "this kernel attaches to functions{r}"),
             Ok("0") => assert!(refused, "this kernel refuses functions{r}"),
@@ -746,23 +749,30 @@ fn e_runs_on_the_chosen_calls_own_events_and_follows_children() {
     );
 }
 
-/// On the chosen calls' own events, releasing each perf event and link waits for the
-/// kernel's grace periods; rtrace leaves that to a detached process, after the calls
-/// are unchosen. That process holds none of rtrace's output: when rtrace has exited,
+/// On the chosen calls' own events or functions, releasing each perf event and link
+/// waits for the kernel's grace periods; rtrace leaves that to a detached process,
+/// after the calls are unchosen. That process holds none of rtrace's output: when rtrace has exited,
 /// nothing else has its pipes. And it does its work: soon no process of rtrace is left,
 /// nor any of its programs.
 #[test]
 fn the_events_are_released_behind_rtrace_without_its_output() {
+    if !bpf_ready("the_events_are_released_behind_rtrace_without_its_output") {
+        return;
+    }
+    for hooks in ["events", "functions"] {
+        released_behind_rtrace(hooks);
+    }
+}
+
+fn released_behind_rtrace(hooks: &str) {
     use std::{
         io::Read,
         os::{fd::AsRawFd, unix::fs::MetadataExt},
         process::Stdio,
     };
-    if !bpf_ready("the_events_are_released_behind_rtrace_without_its_output") {
-        return;
-    }
     let marker = "exit 0 # the_events_are_released_behind_rtrace";
     let mut child = rtrace()
+        .env("RTRACE_SYSCALL_HOOKS", hooks)
         .args(["-v", "-e", "openat,close", "--", "sh", "-c", marker])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -801,8 +811,8 @@ fn the_events_are_released_behind_rtrace_without_its_output() {
     let text = reader.join().unwrap();
     assert!(status.success(), "{status:?}{text}");
     assert!(
-        text.contains("the syscall programs run on the chosen calls' own events"),
-        "{text}"
+        text.contains("the syscall programs run on the chosen calls' own"),
+        "{hooks}: {text}"
     );
     assert!(
         holders.is_empty(),
@@ -814,7 +824,7 @@ fn the_events_are_released_behind_rtrace_without_its_output() {
         rtrace_tests::wait_for(Duration::from_secs(10), || {
             rtrace_processes_with(marker).is_empty() && rtrace_programs().is_empty()
         }),
-        "after rtrace: its processes {:?}, its programs {:?}",
+        "{hooks}: after rtrace: its processes {:?}, its programs {:?}",
         rtrace_processes_with(marker),
         rtrace_programs()
     );

@@ -354,7 +354,7 @@ fn events_instead(
 ) -> Result<(), LoadError> {
     if verbose > 0 {
         crate::say!(
-            "rtrace: the syscall programs run on the chosen calls' events, not their functions: the kernel refused {refused}"
+            "rtrace: the syscall programs run on the chosen calls' own events, not their functions: the kernel refused {refused}"
         );
     }
     let chosen = EVENT_HOOKS.map(|n| (n, Verify::Plain));
@@ -586,6 +586,13 @@ pub fn attach_syscalls(
                         .chosen
                         .extend(events.iter().flat_map(|e| e.nrs.iter().copied()));
                     links.syscalls.extend(made);
+                    if verbose > 0 {
+                        let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
+                        crate::say!(
+                            "rtrace: the syscall programs run on the chosen calls' own functions ({}), no other call runs them; a 32-bit task's calls pass none",
+                            names.join(", ")
+                        );
+                    }
                     Ok(())
                 }
                 Err(refused) => {

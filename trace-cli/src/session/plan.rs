@@ -75,14 +75,8 @@ impl<'c> Plan<'c> {
                     "rtrace: the syscall programs run on the chosen calls' own events ({} of them), no other call runs them; a 32-bit task's calls have none",
                     events.len()
                 ),
-                SyscallHooks::Functions { functions, .. } => say!(
-                    "rtrace: the syscall programs run on the chosen calls' own functions ({}), no other call runs them; a 32-bit task's calls pass none",
-                    functions
-                        .iter()
-                        .map(|f| f.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+                // The loader says whether the kernel took them.
+                SyscallHooks::Functions { .. } => {}
                 SyscallHooks::Raw => {}
             }
             if let Some(why) = choice.events_because {
