@@ -168,6 +168,22 @@ const TRACERS: [Tracer; 22] = [
     Tracer::Bpftrace,
 ];
 
+/// Where `rtrace -e openat` runs its programs on this machine, as its `-v` says (the
+/// calls' functions, or their events where the kernel refuses the functions).
+fn e_hooks_said(rtrace: &Path) -> String {
+    let said = Command::new(rtrace)
+        .args(["-v", "-e", "openat", "-o", "/dev/null", "--", "/bin/true"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+        .unwrap_or_default();
+    said.lines()
+        .find(|l| l.contains("the syscall programs run on the chosen calls' own"))
+        .map_or_else(
+            || "nothing".to_string(),
+            |l| l.trim_start_matches("rtrace: ").replace('`', "'"),
+        )
+}
+
 struct Bins {
     rtrace: PathBuf,
     /// `cargo xtask dist`'s binary for this machine's architecture.
@@ -561,6 +577,10 @@ pub fn bench(o: Options) -> Result<()> {
     if !tracers.contains(&Tracer::Bpftrace) {
         page.push_str("bpftrace was missing and could not be installed: no row for it.\n\n");
     }
+    page.push_str(&format!(
+        "`-e openat` ran where rtrace's `-v` said: \"{}\".\n\n",
+        e_hooks_said(&bins.rtrace)
+    ));
     page.push_str(&report::table(&rows));
     page.push_str("\nStart-up and exit, on `/bin/true`:\n\n");
     page.push_str(&report::table(&startup_rows));
