@@ -677,7 +677,8 @@ fn e_runs_on_the_chosen_calls_own_events_and_follows_children() {
     };
     const SAID: &str = "the syscall programs run on the chosen calls' own events";
     const FUNCTIONS: &str = "the syscall programs run on the chosen calls' own functions (__x64_sys_close, __x64_sys_openat)";
-    const REFUSED: &str = "the syscall programs run on the chosen calls' own events, not their functions: the kernel refused";
+    const REFUSED: &str =
+        "the syscall programs run on the chosen calls' own events, not their functions: ";
     let functions_said = FUNCTIONS.replace(
         "__x64_",
         if cfg!(target_arch = "aarch64") {

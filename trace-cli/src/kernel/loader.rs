@@ -41,7 +41,7 @@ pub enum SyscallHooks {
     /// The chosen calls' own kernel functions (fentry and fexit on `__x64_sys_<event>`):
     /// no program runs for other calls, and, unlike the events, nothing is set on the
     /// kernel's syscall path. Followed as the events are; where the kernel refuses a
-    /// function (it cannot attach to functions: arm64 before Linux 6.4), the events.
+    /// function, at load or at attach, the events.
     Functions {
         functions: Vec<SyscallFunction>,
         events: Vec<SyscallEvents>,

@@ -83,6 +83,7 @@ pub(super) enum EventsBecause {
     ForkChosen,
     TooMany,
     NoFunction,
+    CannotAttach,
 }
 
 impl EventsBecause {
@@ -94,6 +95,9 @@ impl EventsBecause {
             }
             Self::TooMany => "more than 8 calls are chosen",
             Self::NoFunction => "the kernel's BTF names no function for a chosen call",
+            Self::CannotAttach => {
+                "arm64 kernels before Linux 6.4 attach no programs to functions (RTRACE_SYSCALL_HOOKS=functions tries)"
+            }
         }
     }
 }
@@ -126,7 +130,11 @@ pub(super) fn choose(
         Ok(found) => found,
         Err(why) => return raw(Some(why)),
     };
-    match functions(cfg.syscall_hooks, &names, func_ids) {
+    match functions(cfg.syscall_hooks, &names, func_ids).and_then(|f| {
+        attaches_to_functions(cfg.syscall_hooks)
+            .then_some(f)
+            .ok_or(EventsBecause::CannotAttach)
+    }) {
         Ok(functions) => Choice {
             hooks: SyscallHooks::Functions { functions, events },
             raw_because: None,
@@ -138,6 +146,17 @@ pub(super) fn choose(
             events_because: Some(why),
         },
     }
+}
+
+/// Whether the kernel is one that can attach programs to functions (fentry) when not
+/// forced: arm64 had no ftrace direct calls, which fentry needs, before Linux 6.4, and
+/// loading the programs first to be refused only at their attach costs start-up.
+/// Others are tried; a refusal falls back to the events.
+fn attaches_to_functions(choice: HooksChoice) -> bool {
+    if choice == HooksChoice::Functions || !cfg!(target_arch = "aarch64") {
+        return true;
+    }
+    aya::util::KernelVersion::current().is_ok_and(|v| v >= aya::util::KernelVersion::new(6, 4, 0))
 }
 
 /// The functions of the calls whose table names are `names` (one for each of the

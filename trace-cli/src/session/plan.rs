@@ -81,7 +81,7 @@ impl<'c> Plan<'c> {
             }
             if let Some(why) = choice.events_because {
                 say!(
-                    "rtrace: -e runs on the chosen calls' events, not their functions: {}",
+                    "rtrace: the syscall programs run on the chosen calls' own events, not their functions: {}",
                     why.says()
                 );
             }
