@@ -301,12 +301,29 @@ pub fn load(
         SyscallHooks::Raw => Some(tracepoint_btf(&s.tracepoint_ids)?),
         SyscallHooks::Events(_) | SyscallHooks::Functions { .. } => None,
     };
-    verify(&mut bpf, &chosen_programs(s), btf.as_ref())?;
+    let chosen = chosen_programs(s);
     let functions = match &s.hooks {
         SyscallHooks::Functions { functions, .. } => {
-            load_functions(&mut bpf, functions, s.verbose)?
+            // The functions' programs (and the events', should the kernel refuse
+            // those) alongside the others.
+            let hook = |name: &str| {
+                function_hooks::PROGRAMS.contains(&name) || EVENT_HOOKS.contains(&name)
+            };
+            let (mine, others): (Vec<_>, Vec<_>) =
+                bpf.programs_mut().partition(|(name, _)| hook(name));
+            std::thread::scope(|scope| {
+                let loading = scope.spawn(|| load_functions(mine, functions, s.verbose));
+                let verified = verify(others.into_iter(), &chosen, btf.as_ref());
+                let loaded = loading
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                verified.and(loaded)
+            })?
         }
-        SyscallHooks::Raw | SyscallHooks::Events(_) => None,
+        SyscallHooks::Raw | SyscallHooks::Events(_) => {
+            verify(bpf.programs_mut(), &chosen, btf.as_ref())?;
+            None
+        }
     };
     // What a traced task's view is compared with; without it, /proc is asked.
     if s.view.task_fs != 0
@@ -318,21 +335,27 @@ pub fn load(
     Ok((bpf, functions))
 }
 
-/// The function programs, loaded for each of `functions`; where the kernel refuses
-/// one, the events' programs, verified instead (`None`).
-fn load_functions(
-    bpf: &mut Ebpf,
+/// The function programs (among `programs`), loaded for each of `functions`; where
+/// the kernel refuses one, the events' programs, verified instead (`None`).
+fn load_functions<'a>(
+    programs: Vec<(&'a str, &'a mut aya::programs::Program)>,
     functions: &[SyscallFunction],
     verbose: u8,
 ) -> Result<Option<function_hooks::Loaded>, LoadError> {
     use aya::programs::Program as P;
     let [enter_name, exit_name] = function_hooks::PROGRAMS;
-    let (mut enter, mut exit) = (None, None);
-    for (name, prog) in bpf.programs_mut() {
-        match prog {
-            P::FEntry(p) if name == enter_name => enter = Some(p),
-            P::FExit(p) if name == exit_name => exit = Some(p),
-            _ => {}
+    let (mut enter, mut exit, mut events) = (None, None, Vec::new());
+    for (name, prog) in programs {
+        if name == enter_name {
+            if let P::FEntry(p) = prog {
+                enter = Some(p);
+            }
+        } else if name == exit_name {
+            if let P::FExit(p) = prog {
+                exit = Some(p);
+            }
+        } else {
+            events.push((name, prog));
         }
     }
     let enter = enter.ok_or(LoadError::MissingProgram(enter_name))?;
@@ -340,15 +363,16 @@ fn load_functions(
     match function_hooks::load(enter, exit, functions) {
         Ok(loaded) => Ok(Some(loaded)),
         Err(refused) => {
-            events_instead(bpf, &refused, verbose)?;
+            events_instead(events.into_iter(), &refused, verbose)?;
             Ok(None)
         }
     }
 }
 
-/// The kernel refused a function: the calls' events' programs, verified.
-fn events_instead(
-    bpf: &mut Ebpf,
+/// The kernel refused a function: the calls' events' programs (among `programs`),
+/// verified.
+fn events_instead<'a>(
+    programs: impl Iterator<Item = (&'a str, &'a mut aya::programs::Program)>,
     refused: &function_hooks::Refused,
     verbose: u8,
 ) -> Result<(), LoadError> {
@@ -358,7 +382,7 @@ fn events_instead(
         );
     }
     let chosen = EVENT_HOOKS.map(|n| (n, Verify::Plain));
-    verify(bpf, &chosen, None)
+    verify(programs, &chosen, None)
 }
 
 /// How a program is verified, and what its failure says.
@@ -397,15 +421,14 @@ fn chosen_programs(s: &Settings) -> Vec<(&'static str, Verify)> {
 /// Verifies the `chosen` programs, each on a thread of its own: the verifier's time is
 /// most of rtrace's start-up, and sys_exit alone is about half of it. The first
 /// failure in `chosen`'s order is the one told.
-fn verify(
-    bpf: &mut Ebpf,
+fn verify<'a>(
+    programs: impl Iterator<Item = (&'a str, &'a mut aya::programs::Program)>,
     chosen: &[(&'static str, Verify)],
     btf: Option<&aya::Btf>,
 ) -> Result<(), LoadError> {
     let mut results: Vec<Option<Result<(), LoadError>>> = chosen.iter().map(|_| None).collect();
     std::thread::scope(|scope| {
-        let running: Vec<_> = bpf
-            .programs_mut()
+        let running: Vec<_> = programs
             .filter_map(|(name, prog)| {
                 let i = chosen.iter().position(|(n, _)| *n == name)?;
                 let (name, how) = chosen[i];
@@ -596,7 +619,7 @@ pub fn attach_syscalls(
                     Ok(())
                 }
                 Err(refused) => {
-                    events_instead(bpf, &refused, verbose)?;
+                    events_instead(bpf.programs_mut(), &refused, verbose)?;
                     attach_event_hooks(bpf, events, links)
                 }
             }
