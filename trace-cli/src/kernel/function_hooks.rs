@@ -141,7 +141,14 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         }
         source = inner.source();
     }
-    s.lines().next().unwrap_or_default().to_string()
+    let line = s.lines().next().unwrap_or_default();
+    // aya ends a refused load with the verifier's log, empty when the kernel refused
+    // the program before verifying it.
+    line.trim_end()
+        .trim_end_matches("Verifier output:")
+        .trim_end()
+        .trim_end_matches('.')
+        .to_string()
 }
 
 /// Attaches every loaded program to its function: the links, or why the kernel
@@ -180,4 +187,33 @@ fn open(prog: &ProgramFd) -> io::Result<OwnedFd> {
     }
     // SAFETY: the syscall returned a new fd that nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(ret as i32) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct E(&'static str);
+    impl std::fmt::Display for E {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+    impl std::error::Error for E {}
+
+    /// A refusal is told on one line, without the verifier's log or its empty heading.
+    #[test]
+    fn a_refusal_is_one_line() {
+        assert_eq!(
+            error_chain(&E(
+                "the BPF_PROG_LOAD syscall returned Operation not permitted (os error 1). Verifier output: "
+            )),
+            "the BPF_PROG_LOAD syscall returned Operation not permitted (os error 1)"
+        );
+        assert_eq!(
+            error_chain(&E("load failed. Verifier output: 0: R1=ctx\n1: exit")),
+            "load failed. Verifier output: 0: R1=ctx"
+        );
+    }
 }
