@@ -93,6 +93,7 @@ impl EventsBecause {
             Self::ForkChosen => {
                 "a fork is chosen (a new child's return from it passes its event, not its function)"
             }
+            // function_hooks::AT_MOST, checked below.
             Self::TooMany => "more than 8 calls are chosen",
             Self::NoFunction => "the kernel's BTF names no function for a chosen call",
             Self::CannotAttach => {
@@ -101,6 +102,11 @@ impl EventsBecause {
         }
     }
 }
+
+const _: () = assert!(
+    function_hooks::AT_MOST == 8,
+    "EventsBecause::TooMany says 8"
+);
 
 /// Where the syscall programs run, and why not somewhere cheaper.
 pub(super) struct Choice {
@@ -130,11 +136,12 @@ pub(super) fn choose(
         Ok(found) => found,
         Err(why) => return raw(Some(why)),
     };
-    match functions(cfg.syscall_hooks, &names, func_ids).and_then(|f| {
-        attaches_to_functions(cfg.syscall_hooks)
-            .then_some(f)
-            .ok_or(EventsBecause::CannotAttach)
-    }) {
+    let functions = if attaches_to_functions(cfg.syscall_hooks) {
+        functions(cfg.syscall_hooks, &names, func_ids)
+    } else {
+        Err(EventsBecause::CannotAttach)
+    };
+    match functions {
         Ok(functions) => Choice {
             hooks: SyscallHooks::Functions { functions, events },
             raw_because: None,

@@ -76,7 +76,7 @@ pub const TARGETS: [Target; 3] = [
 /// frame, the legacy path calls, event names, the arm32 program).
 /// The whole suite passes too, but takes about 8.5 minutes under arm64 emulation on CI's
 /// two cores (the x86_64 kernels about 17 each, side by side); this takes about 2.5.
-pub const ARM64_SUBSET: [&str; 62] = [
+pub const ARM64_SUBSET: [&str; 61] = [
     "command::traces_a_command_with_its_syscalls_and_nothing_of_rtrace",
     "command::children_of_the_command_are_followed",
     "command::same_syscalls_as_strace_for_ls",
@@ -138,7 +138,6 @@ pub const ARM64_SUBSET: [&str; 62] = [
     "events::syscall_entry_events_are_decoded_as_their_call",
     "decode::numbers_no_call_has_are_shown_as_numbers",
     "summary::hist_counts_every_call_in_its_bucket",
-    "command::e_runs_on_the_chosen_calls_own_events_and_follows_children",
 ];
 
 /// libtest's arguments for the arm64 subset.
@@ -194,10 +193,13 @@ pub struct Binaries {
 
 /// Until the guest has booted and mounted the host's root (about 4 s under TCG here).
 const BOOT_LIMIT: Duration = Duration::from_secs(5 * 60);
-/// Until the guest reports, from QEMU's start.
-const TOTAL_LIMIT: Duration = Duration::from_secs(45 * 60);
-/// One test, in the guest (the slowest takes about 20 s under TCG here).
-const TEST_LIMIT: Duration = Duration::from_secs(3 * 60);
+/// Until the guest reports, from QEMU's start (6.1's whole suite took 42 minutes
+/// beside 6.12's on a busy day of the 2-core CI host, 23 on a quiet one).
+const TOTAL_LIMIT: Duration = Duration::from_secs(60 * 60);
+/// One test, in the guest: a guard against a hang. The slowest,
+/// `lifecycle::a_p_session_never_ends_while_a_child_is_on_its_way_in` (ten rtrace
+/// sessions), took 96 s on a quiet day and passed 3 minutes on a busy one.
+const TEST_LIMIT: Duration = Duration::from_secs(5 * 60);
 
 struct Row {
     series: &'static str,
