@@ -198,8 +198,9 @@ const BOOT_LIMIT: Duration = Duration::from_secs(5 * 60);
 const TOTAL_LIMIT: Duration = Duration::from_secs(60 * 60);
 /// One test, in the guest: a guard against a hang. The slowest,
 /// `lifecycle::a_p_session_never_ends_while_a_child_is_on_its_way_in` (ten rtrace
-/// sessions), took 96 s on a quiet day and passed 3 minutes on a busy one.
-const TEST_LIMIT: Duration = Duration::from_secs(5 * 60);
+/// sessions), took 96 s beside 6.12 on a quiet day, and on a busy one passed 3
+/// minutes beside it and took 185 s alone.
+const TEST_LIMIT: Duration = Duration::from_secs(8 * 60);
 
 struct Row {
     series: &'static str,
