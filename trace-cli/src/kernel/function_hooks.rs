@@ -3,7 +3,7 @@
 //!
 //! A syscall event (`syscalls:sys_enter_openat`) is cheap for the calls it is not on,
 //! but not free: while any is enabled the kernel sends every call of every task
-//! through its slow syscall path, which costs a getppid storm about 1.4× untraced. A
+//! through its slow syscall path (a getppid storm: 1.5× untraced in BENCHMARKS.md). A
 //! function's fentry changes nothing but that function: the other calls run as
 //! untraced.
 //!
@@ -30,8 +30,8 @@ use aya_obj::generated::{bpf_attr, bpf_cmd::BPF_RAW_TRACEPOINT_OPEN};
 pub const PROGRAMS: [&str; 2] = ["sys_enter_fentry", "sys_exit_fexit"];
 
 /// The most calls `-e` runs on their functions: each costs two loads of programs
-/// the size of the syscall programs (the verifier's time, a few milliseconds each
-/// here); a longer list runs on the calls' events.
+/// the size of the syscall programs (the verifier's time, at start); a longer list
+/// runs on the calls' events.
 pub const AT_MOST: usize = 8;
 
 /// One chosen call's function: its name and its id in the kernel's BTF.
