@@ -582,8 +582,10 @@ mod tests {
     #[test]
     fn this_kernel_has_the_group_live_count() {
         // Every kernel rtrace supports has BTF; this reads the running one's.
-        if !Path::new(VMLINUX).exists() {
-            eprintln!("SKIPPED this_kernel_has_the_group_live_count: no {VMLINUX}");
+        if !crate::kernel::can_run(
+            "this_kernel_has_the_group_live_count",
+            (!Path::new(VMLINUX).exists()).then(|| format!("no {VMLINUX}")),
+        ) {
             return;
         }
         let btf = Btf::from_sys().unwrap();
@@ -597,8 +599,10 @@ mod tests {
 
     #[test]
     fn this_kernel_leads_from_a_task_to_its_fds_inodes() {
-        if !Path::new(VMLINUX).exists() {
-            eprintln!("SKIPPED this_kernel_leads_from_a_task_to_its_fds_inodes: no {VMLINUX}");
+        if !crate::kernel::can_run(
+            "this_kernel_leads_from_a_task_to_its_fds_inodes",
+            (!Path::new(VMLINUX).exists()).then(|| format!("no {VMLINUX}")),
+        ) {
             return;
         }
         let btf = Btf::from_sys().unwrap();
@@ -619,10 +623,10 @@ mod tests {
 
     #[test]
     fn this_kernel_leads_from_a_task_to_its_mount_namespace_and_root() {
-        if !Path::new(VMLINUX).exists() {
-            eprintln!(
-                "SKIPPED this_kernel_leads_from_a_task_to_its_mount_namespace_and_root: no {VMLINUX}"
-            );
+        if !crate::kernel::can_run(
+            "this_kernel_leads_from_a_task_to_its_mount_namespace_and_root",
+            (!Path::new(VMLINUX).exists()).then(|| format!("no {VMLINUX}")),
+        ) {
             return;
         }
         let btf = Btf::from_sys().unwrap();
@@ -701,8 +705,10 @@ mod tests {
 
     #[test]
     fn this_kernels_tracepoint_ids_are_the_ones_aya_finds() {
-        if !Path::new(VMLINUX).exists() {
-            eprintln!("SKIPPED this_kernels_tracepoint_ids_are_the_ones_aya_finds: no {VMLINUX}");
+        if !crate::kernel::can_run(
+            "this_kernels_tracepoint_ids_are_the_ones_aya_finds",
+            (!Path::new(VMLINUX).exists()).then(|| format!("no {VMLINUX}")),
+        ) {
             return;
         }
         let ids = TracepointIds::find(&Btf::from_sys().unwrap()).unwrap();

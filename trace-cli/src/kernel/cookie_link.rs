@@ -10,9 +10,11 @@ use std::{
 };
 
 use aya_obj::generated::{
-    PERF_FLAG_FD_CLOEXEC, bpf_attach_type::BPF_PERF_EVENT, bpf_attr, bpf_cmd::BPF_LINK_CREATE,
+    PERF_FLAG_FD_CLOEXEC, bpf_attach_type::BPF_PERF_EVENT, bpf_cmd::BPF_LINK_CREATE,
     perf_event_attr, perf_event_sample_format::PERF_SAMPLE_RAW, perf_type_id::PERF_TYPE_TRACEPOINT,
 };
+
+use super::sys_bpf;
 
 /// The perf event and the link; dropping them detaches the program.
 pub struct CookieLink {
@@ -58,21 +60,12 @@ pub fn attach(prog: BorrowedFd<'_>, tracepoint_id: u64, cookie: u64) -> io::Resu
             PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
         )
     })?;
-    // SAFETY: bpf_attr is a union of plain integers; all-zero is its default.
-    let mut battr: bpf_attr = unsafe { zeroed() };
+    let mut battr = sys_bpf::attr();
     // Writing union fields is safe; the zeroed rest is what the kernel expects.
     battr.link_create.__bindgen_anon_1.prog_fd = prog.as_raw_fd() as u32;
     battr.link_create.__bindgen_anon_2.target_fd = event.as_raw_fd() as u32;
     battr.link_create.attach_type = BPF_PERF_EVENT as u32;
     battr.link_create.__bindgen_anon_3.perf_event.bpf_cookie = cookie;
-    // SAFETY: a valid bpf_attr of the size passed.
-    let link = fd_of(unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            BPF_LINK_CREATE as libc::c_int,
-            &battr as *const bpf_attr,
-            size_of::<bpf_attr>() as libc::c_uint,
-        )
-    })?;
+    let link = sys_bpf::new_fd(BPF_LINK_CREATE, &mut battr)?;
     Ok(CookieLink { link, event })
 }

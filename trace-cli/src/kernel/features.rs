@@ -216,8 +216,11 @@ mod tests {
     #[test]
     fn this_kernel_has_what_rtrace_needs() {
         // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 {
-            eprintln!("SKIPPED this_kernel_has_what_rtrace_needs: not root");
+        let root = unsafe { libc::geteuid() } == 0;
+        if !crate::kernel::can_run(
+            "this_kernel_has_what_rtrace_needs",
+            (!root).then(|| "not root".to_string()),
+        ) {
             return;
         }
         require(true).unwrap();

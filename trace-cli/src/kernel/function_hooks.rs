@@ -16,15 +16,16 @@
 
 use std::{
     io,
-    mem::{size_of, zeroed},
-    os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd},
+    os::fd::{AsFd, AsRawFd, OwnedFd},
 };
 
 use aya::{
     Btf,
     programs::{FEntry, FExit, ProgramError, ProgramFd},
 };
-use aya_obj::generated::{bpf_attr, bpf_cmd::BPF_RAW_TRACEPOINT_OPEN};
+use aya_obj::generated::bpf_cmd::BPF_RAW_TRACEPOINT_OPEN;
+
+use super::sys_bpf;
 
 /// The entry program and the return program (trace-ebpf's syscalls.rs).
 pub const PROGRAMS: [&str; 2] = ["sys_enter_fentry", "sys_exit_fexit"];
@@ -170,23 +171,9 @@ pub fn attach(loaded: Loaded, functions: &[SyscallFunction]) -> Result<Vec<Owned
 /// `BPF_RAW_TRACEPOINT_OPEN` without a name: a tracing program's link to the
 /// function it was loaded for.
 fn open(prog: &ProgramFd) -> io::Result<OwnedFd> {
-    // SAFETY: bpf_attr is a union of plain integers; all-zero is its default.
-    let mut attr: bpf_attr = unsafe { zeroed() };
+    let mut attr = sys_bpf::attr();
     attr.raw_tracepoint.prog_fd = prog.as_fd().as_raw_fd() as u32;
-    // SAFETY: a valid bpf_attr of the size passed.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            BPF_RAW_TRACEPOINT_OPEN as libc::c_int,
-            &attr as *const bpf_attr,
-            size_of::<bpf_attr>() as libc::c_uint,
-        )
-    };
-    if ret < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: the syscall returned a new fd that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(ret as i32) })
+    sys_bpf::new_fd(BPF_RAW_TRACEPOINT_OPEN, &mut attr)
 }
 
 #[cfg(test)]

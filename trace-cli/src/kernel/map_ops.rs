@@ -1,44 +1,22 @@
 //! The few `bpf(2)` map calls rtrace makes itself, on a pid map's fd (u32 keys, u32
 //! values). aya's `keys()` iterator chooses its own cursor, which the prune walk must
-//! not do (see `pids::prune`), so this is the one place that calls bpf(2) directly.
+//! not do (see `pids::prune`), so the walk calls bpf(2) itself, through `sys_bpf`.
 
 use std::{
     io,
     os::fd::{AsRawFd, BorrowedFd},
 };
 
+use aya_obj::generated::{
+    bpf_attr,
+    bpf_cmd::{self, BPF_MAP_DELETE_ELEM, BPF_MAP_GET_NEXT_KEY, BPF_MAP_UPDATE_ELEM},
+};
+
+use super::sys_bpf;
 use crate::pids::prune::KeyWalk;
 
-const BPF_MAP_UPDATE_ELEM: libc::c_long = 2;
-const BPF_MAP_DELETE_ELEM: libc::c_long = 3;
-const BPF_MAP_GET_NEXT_KEY: libc::c_long = 4;
-
-/// The `union bpf_attr` member used by the element commands.
-#[repr(C)]
-#[derive(Default)]
-struct ElemAttr {
-    map_fd: u32,
-    _pad: u32,
-    key: u64,
-    value_or_next_key: u64,
-    flags: u64,
-}
-
-fn bpf(cmd: libc::c_long, attr: &mut ElemAttr) -> io::Result<()> {
-    // SAFETY: attr is a valid, initialised bpf_attr prefix of the size passed.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            cmd,
-            attr as *mut ElemAttr,
-            std::mem::size_of::<ElemAttr>() as u32,
-        )
-    };
-    if rc < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
+fn bpf(cmd: bpf_cmd, attr: &mut bpf_attr) -> io::Result<()> {
+    sys_bpf::call(cmd, attr).map(drop)
 }
 
 pub struct PidMapFd<'a> {
@@ -50,17 +28,18 @@ impl<'a> PidMapFd<'a> {
         Self { fd }
     }
 
-    fn attr(&self) -> ElemAttr {
-        ElemAttr {
-            map_fd: self.fd.as_raw_fd() as u32,
-            ..Default::default()
-        }
+    /// The element commands' attr on this map: `key` and `value_or_next` the
+    /// addresses of the caller's u32s (0: none).
+    fn attr(&self, key: u64, value_or_next: u64) -> bpf_attr {
+        let mut a = sys_bpf::attr();
+        a.__bindgen_anon_2.map_fd = self.fd.as_raw_fd() as u32;
+        a.__bindgen_anon_2.key = key;
+        a.__bindgen_anon_2.__bindgen_anon_1.value = value_or_next;
+        a
     }
 
     pub fn insert(&self, key: u32, value: u32) -> io::Result<()> {
-        let mut a = self.attr();
-        a.key = &key as *const u32 as u64;
-        a.value_or_next_key = &value as *const u32 as u64;
+        let mut a = self.attr(&key as *const u32 as u64, &value as *const u32 as u64);
         bpf(BPF_MAP_UPDATE_ELEM, &mut a)
     }
 
@@ -73,10 +52,11 @@ impl<'a> PidMapFd<'a> {
 impl KeyWalk for PidMapFd<'_> {
     fn next_key(&mut self, cursor: Option<u32>) -> io::Result<Option<u32>> {
         let mut next = 0u32;
-        let mut a = self.attr();
         // A null key asks for the first key.
-        a.key = cursor.as_ref().map_or(0, |k| k as *const u32 as u64);
-        a.value_or_next_key = &mut next as *mut u32 as u64;
+        let mut a = self.attr(
+            cursor.as_ref().map_or(0, |k| k as *const u32 as u64),
+            &mut next as *mut u32 as u64,
+        );
         match bpf(BPF_MAP_GET_NEXT_KEY, &mut a) {
             Ok(()) => Ok(Some(next)),
             Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
@@ -85,59 +65,33 @@ impl KeyWalk for PidMapFd<'_> {
     }
 
     fn delete(&mut self, key: u32) -> io::Result<()> {
-        let mut a = self.attr();
-        a.key = &key as *const u32 as u64;
+        let mut a = self.attr(&key as *const u32 as u64, 0);
         bpf(BPF_MAP_DELETE_ELEM, &mut a)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+    use std::os::fd::{AsFd, OwnedFd};
 
     use super::*;
     use crate::pids::prune::prune;
 
-    /// The prefix of `union bpf_attr` for BPF_MAP_CREATE, zero-padded.
-    #[repr(C)]
-    struct CreateAttr {
-        map_type: u32,
-        key_size: u32,
-        value_size: u32,
-        max_entries: u32,
-        rest: [u32; 28],
-    }
-
     /// A real kernel hash map (u32 -> u32), or `None` when this process may not make
-    /// one (not root): the test then says it skipped.
+    /// one (not root): the test then says it skipped, and fails where CI asks that BPF
+    /// be there (`RTRACE_REQUIRE_BPF=1`).
     fn kernel_hash_map(max_entries: u32) -> Option<OwnedFd> {
-        const BPF_MAP_CREATE: libc::c_long = 0;
-        const BPF_MAP_TYPE_HASH: u32 = 1;
-        let mut attr = CreateAttr {
-            map_type: BPF_MAP_TYPE_HASH,
-            key_size: 4,
-            value_size: 4,
-            max_entries,
-            rest: [0; 28],
-        };
-        // SAFETY: attr is a valid, zero-padded bpf_attr of the size passed.
-        let fd = unsafe {
-            libc::syscall(
-                libc::SYS_bpf,
-                BPF_MAP_CREATE,
-                &mut attr as *mut CreateAttr,
-                std::mem::size_of::<CreateAttr>() as u32,
-            )
-        };
-        if fd < 0 {
-            eprintln!(
-                "SKIPPED a prune test on a kernel map: BPF_MAP_CREATE: {}",
-                io::Error::last_os_error()
-            );
+        let mut attr = sys_bpf::attr();
+        attr.__bindgen_anon_1.map_type = aya_obj::generated::bpf_map_type::BPF_MAP_TYPE_HASH as u32;
+        attr.__bindgen_anon_1.key_size = 4;
+        attr.__bindgen_anon_1.value_size = 4;
+        attr.__bindgen_anon_1.max_entries = max_entries;
+        let made = sys_bpf::new_fd(bpf_cmd::BPF_MAP_CREATE, &mut attr);
+        let why_not = made.as_ref().err().map(|e| format!("BPF_MAP_CREATE: {e}"));
+        if !crate::kernel::can_run("a prune test on a kernel map", why_not) {
             return None;
         }
-        // SAFETY: a new descriptor that we own.
-        Some(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+        made.ok()
     }
 
     fn keys(map: &mut PidMapFd<'_>) -> Vec<u32> {

@@ -6,12 +6,13 @@
 
 use std::{
     io,
-    mem::{size_of, zeroed},
     os::fd::{AsFd, AsRawFd},
 };
 
 use aya::{Ebpf, programs::RawTracePoint};
-use aya_obj::generated::{bpf_attr, bpf_cmd::BPF_PROG_TEST_RUN};
+use aya_obj::generated::bpf_cmd::BPF_PROG_TEST_RUN;
+
+use super::sys_bpf;
 
 const LEARN: &str = "learn_view";
 
@@ -37,23 +38,11 @@ pub fn learn(bpf: &mut Ebpf) -> io::Result<()> {
 /// BPF_PROG_TEST_RUN, no context: the program's return value.
 fn run_once(prog: &RawTracePoint) -> io::Result<u32> {
     let fd = prog.fd().map_err(io::Error::other)?;
-    // SAFETY: bpf_attr is a union of plain integers; all-zero is its default.
-    let mut attr: bpf_attr = unsafe { zeroed() };
+    let mut attr = sys_bpf::attr();
     // Writing union fields is safe; the zeroed rest (no data, no context, no repeat)
     // is what a raw tracepoint's test run asks.
     attr.test.prog_fd = fd.as_fd().as_raw_fd() as u32;
-    // SAFETY: a valid bpf_attr of the size passed; the kernel writes back `retval`.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_bpf,
-            BPF_PROG_TEST_RUN as libc::c_int,
-            &mut attr as *mut bpf_attr,
-            size_of::<bpf_attr>() as libc::c_uint,
-        )
-    };
-    if ret < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    sys_bpf::call(BPF_PROG_TEST_RUN, &mut attr)?;
     // SAFETY: the field the kernel filled in.
     Ok(unsafe { attr.test.retval })
 }
