@@ -247,8 +247,19 @@ pub struct InflightCall {
     /// number, so an exec's exit asks, and the exec program clears them.
     pub tid: u32,
     pub pid: u32,
+    /// A summary's last entries of this thread, so that a call whose entry is here
+    /// adds to its numbers without asking `stats::STATS_SLOT` (a hash lookup, a tenth
+    /// of a getppid storm's time under `-s`): at `nr % STATS_CACHE`, `stats_nr` holds
+    /// the number plus 1 (0: none) and `stats_slot` its slot in `stats::SYSCALL_STATS`,
+    /// both for the thread whose key is `stats_tid` and `stats_start_ns` (another key,
+    /// after an exec took the leader's, finds none of them).
+    pub stats_start_ns: u64,
+    pub stats_tid: u32,
+    pub _stats_pad: u32,
+    pub stats_nr: [u32; crate::stats::STATS_CACHE],
+    pub stats_slot: [u32; crate::stats::STATS_CACHE],
 }
-const _: () = assert!(core::mem::size_of::<InflightCall>() == 96);
+const _: () = assert!(core::mem::size_of::<InflightCall>() == 144);
 
 #[cfg(test)]
 mod tests {

@@ -16,8 +16,19 @@ pub const SUMMARY_HIST: u32 = 16;
 /// `record::FAULT_MIN`/`FAULT_MAJ`: only `calls` is used. No syscall has these numbers.
 pub const STATS_NR_FAULTS: [u32; 2] = [0xffff_fff0, 0xffff_fff1];
 
-/// Hash map (per thread) and per-CPU hash map (total mode) of [`SyscallStats`].
+/// Per thread: hash map [`StatsKey`] -> the entry's slot (u32) in [`SYSCALL_STATS`].
+pub const STATS_SLOT: &str = "stats_slot";
+/// Per thread: array of [`SyscallStats`], one per slot. A thread's calls find their
+/// slot in the thread's own `InflightCall` (its last few), or else in [`STATS_SLOT`].
 pub const SYSCALL_STATS: &str = "syscall_stats";
+/// Queue of the slots user space has emptied (the numbers of threads that ended,
+/// moved out and zeroed): a new entry takes one of them before a slot never used.
+pub const STATS_FREE: &str = "stats_free";
+/// Array of one u64: the next slot never used (taken with an atomic add).
+pub const STATS_NEXT: &str = "stats_next";
+/// How many of a thread's entries its `InflightCall` keeps.
+pub const STATS_CACHE: usize = 4;
+/// Total mode: per-CPU hash map of [`SyscallStats`].
 pub const SYSCALL_STATS_TOTAL: &str = "syscall_stats_total";
 /// Hash map (per thread) and per-CPU hash map (total mode) of [`SyscallHist`], with
 /// the keys of `syscall_stats`: user space makes them one entry big unless `--hist`.
@@ -32,8 +43,9 @@ pub const ERRNO_STATS: &str = "errno_stats";
 /// made (so the name it had then).
 pub const TASK_COMM: &str = "task_comm";
 
-/// The default size of the per-thread maps (`syscall_stats`, `errno_stats`,
-/// `task_comm`) when a summary is asked for; user space sets them to 1 entry otherwise.
+/// The default size of the per-thread maps (`stats_slot`, `syscall_stats`,
+/// `stats_free`, `errno_stats`, `task_comm`) when a summary is asked for; user space
+/// sets them to 1 entry otherwise.
 pub const STATS_ENTRIES: u32 = 65536;
 pub const STATS_TOTAL_ENTRIES: u32 = 1024;
 pub const ERRNO_ENTRIES: u32 = STATS_ENTRIES;

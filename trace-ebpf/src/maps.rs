@@ -245,6 +245,24 @@ pub fn handoffs_bump(slot: u32) {
     }
 }
 
+/// Adds to a u64 atomically against other CPUs and returns what it held before
+/// (BPF_ATOMIC with BPF_FETCH, Linux 5.12).
+///
+/// # Safety
+/// `p` must point to a live, 8-byte aligned u64 (a map value).
+#[inline(always)]
+pub unsafe fn atomic_fetch_add(p: *mut u64, delta: u64) -> u64 {
+    let mut v = delta;
+    unsafe {
+        core::arch::asm!(
+            "{v} = atomic_fetch_add((u64 *)({p} + 0), {v})",
+            p = in(reg) p,
+            v = inout(reg) v
+        );
+    }
+    v
+}
+
 /// Adds to a u64 atomically against other CPUs (BPF_XADD; core's AtomicU64 has no
 /// fetch operations on the BPF target).
 ///

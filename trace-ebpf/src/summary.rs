@@ -5,25 +5,38 @@ use aya_ebpf::{
     Global,
     bindings::BPF_NOEXIST,
     macros::map,
-    maps::{Array, HashMap, PerCpuHashMap},
+    maps::{Array, HashMap, PerCpuHashMap, Queue},
 };
 use trace_common::{
     maps::COUNTER_STATS_LOST,
     record::InflightCall,
     stats::{
-        ERRNO_ENTRIES, ErrnoKey, HIST_BUCKETS, STATS_ENTRIES, STATS_NR_FAULTS, STATS_TOTAL_ENTRIES,
-        SUMMARY_AGGREGATE, SUMMARY_ERRNO, SUMMARY_HIST, SUMMARY_RECORDS, SUMMARY_TOTAL, StatsKey,
-        SyscallHist, SyscallStats, TaskKey, hist_bucket,
+        ERRNO_ENTRIES, ErrnoKey, HIST_BUCKETS, STATS_CACHE, STATS_ENTRIES, STATS_NR_FAULTS,
+        STATS_TOTAL_ENTRIES, SUMMARY_AGGREGATE, SUMMARY_ERRNO, SUMMARY_HIST, SUMMARY_RECORDS,
+        SUMMARY_TOTAL, StatsKey, SyscallHist, SyscallStats, TaskKey, hist_bucket,
     },
 };
 
 use crate::{
-    maps::bump,
+    maps::{atomic_fetch_add, bump},
     task::{Ids, kept_start_ns},
 };
 
+/// Per thread: where each (thread, syscall)'s numbers are in `syscall_stats`.
+#[map(name = "stats_slot")]
+static STATS_SLOT: HashMap<StatsKey, u32> = HashMap::with_max_entries(STATS_ENTRIES, 0);
+
+/// Per thread: the numbers, one slot each; a slot is written only by its thread.
 #[map(name = "syscall_stats")]
-static SYSCALL_STATS: HashMap<StatsKey, SyscallStats> = HashMap::with_max_entries(STATS_ENTRIES, 0);
+static SYSCALL_STATS: Array<SyscallStats> = Array::with_max_entries(STATS_ENTRIES, 0);
+
+/// Slots user space emptied and zeroed (their threads ended), taken before new ones.
+#[map(name = "stats_free")]
+static STATS_FREE: Queue<u32> = Queue::with_max_entries(STATS_ENTRIES, 0);
+
+/// The next slot never used.
+#[map(name = "stats_next")]
+static STATS_NEXT: Array<u64> = Array::with_max_entries(1, 0);
 
 /// Total mode: every thread adds to the same keys, so each CPU keeps its own copy.
 #[map(name = "syscall_stats_total")]
@@ -89,7 +102,7 @@ pub fn wants_records() -> bool {
 #[inline(always)]
 pub fn account(
     ids: &Ids,
-    storage: Option<&mut InflightCall>,
+    mut storage: Option<&mut InflightCall>,
     nr: u32,
     dur_ns: u64,
     ret: i64,
@@ -105,48 +118,28 @@ pub fn account(
         task: if total {
             no_task()
         } else {
-            task_key(ids, storage)
+            task_key(ids, storage.as_deref_mut())
         },
         nr,
         _pad: 0,
     };
     let failed = returned && (-4095..0).contains(&ret);
-    let map_ptr = if total {
-        SYSCALL_STATS_TOTAL.get_ptr_mut(key)
+    let entry = if total {
+        total_entry(&key)
     } else {
-        SYSCALL_STATS.get_ptr_mut(key)
+        thread_entry(&key, storage)
     };
-    match map_ptr {
-        Some(p) => {
-            // SAFETY: a live value; only this thread (per-thread map) or this CPU
-            // (per-CPU map) writes it.
-            let s = unsafe { &mut *p };
-            if returned {
-                s.add_call(dur_ns, failed, entry_seen);
-            } else {
-                s.enter_only += 1;
-            }
-        }
-        None => {
-            let mut s = SyscallStats::default();
-            if returned {
-                s.add_call(dur_ns, failed, entry_seen);
-            } else {
-                s.enter_only = 1;
-            }
-            let inserted = if total {
-                SYSCALL_STATS_TOTAL.insert(key, s, BPF_NOEXIST as u64)
-            } else {
-                SYSCALL_STATS.insert(key, s, BPF_NOEXIST as u64)
-            };
-            if inserted.is_err() {
-                bump(COUNTER_STATS_LOST);
-                return;
-            }
-            if !total {
-                let _ = TASK_COMM.insert(key.task, crate::task::current_comm(), 0);
-            }
-        }
+    let Some(p) = entry else {
+        bump(COUNTER_STATS_LOST);
+        return;
+    };
+    // SAFETY: a live value; only this thread (its slot) or this CPU (per-CPU map)
+    // writes it.
+    let s = unsafe { &mut *p };
+    if returned {
+        s.add_call(dur_ns, failed, entry_seen);
+    } else {
+        s.enter_only += 1;
     }
     if returned && flags & SUMMARY_HIST != 0 {
         count_hist(key, dur_ns, total);
@@ -160,9 +153,76 @@ pub fn account(
     }
 }
 
+/// The thread's numbers for `key`: from the slots its storage keeps, or else from
+/// `stats_slot` (kept in the storage after), or else in a new slot.
+#[inline(always)]
+fn thread_entry(key: &StatsKey, storage: Option<&mut InflightCall>) -> Option<*mut SyscallStats> {
+    let way = key.nr as usize % STATS_CACHE;
+    let tagged =
+        |s: &InflightCall| s.stats_tid == key.task.tid && s.stats_start_ns == key.task.start_ns;
+    if let Some(s) = storage.as_deref()
+        && tagged(s)
+        && s.stats_nr[way] == key.nr.wrapping_add(1)
+    {
+        return SYSCALL_STATS.get_ptr_mut(s.stats_slot[way]);
+    }
+    // SAFETY: a u32 value, copied.
+    let slot = match unsafe { STATS_SLOT.get(key) } {
+        Some(slot) => *slot,
+        None => new_slot(key)?,
+    };
+    if let Some(s) = storage {
+        if !tagged(s) {
+            // Element by element: `[0; STATS_CACHE]` is a call to the object's memset.
+            for nr in s.stats_nr.iter_mut() {
+                *nr = 0;
+            }
+            s.stats_tid = key.task.tid;
+            s.stats_start_ns = key.task.start_ns;
+        }
+        s.stats_nr[way] = key.nr.wrapping_add(1);
+        s.stats_slot[way] = slot;
+    }
+    SYSCALL_STATS.get_ptr_mut(slot)
+}
+
+/// A slot for a new (thread, syscall): one user space emptied, or else the next never
+/// used; none when `syscall_stats` is full.
+#[inline(always)]
+fn new_slot(key: &StatsKey) -> Option<u32> {
+    let slot = match STATS_FREE.pop() {
+        Ok(Some(slot)) => slot,
+        _ => {
+            let next = STATS_NEXT.get_ptr_mut(0)?;
+            // SAFETY: a live u64 map value; other CPUs take slots too.
+            let slot = unsafe { atomic_fetch_add(next, 1) };
+            u32::try_from(slot).ok()?
+        }
+    };
+    // Past the array's end (user space sizes it): full.
+    SYSCALL_STATS.get_ptr_mut(slot)?;
+    if STATS_SLOT.insert(key, slot, BPF_NOEXIST as u64).is_err() {
+        let _ = STATS_FREE.push(slot, 0);
+        return None;
+    }
+    let _ = TASK_COMM.insert(key.task, crate::task::current_comm(), 0);
+    Some(slot)
+}
+
+/// Total mode: this CPU's numbers for `key`, made zero when new (by this CPU or, at
+/// once, by another: the key is shared, the values are each CPU's own).
+#[inline(always)]
+fn total_entry(key: &StatsKey) -> Option<*mut SyscallStats> {
+    if let Some(p) = SYSCALL_STATS_TOTAL.get_ptr_mut(key) {
+        return Some(p);
+    }
+    let _ = SYSCALL_STATS_TOTAL.insert(key, SyscallStats::default(), BPF_NOEXIST as u64);
+    SYSCALL_STATS_TOTAL.get_ptr_mut(key)
+}
+
 /// One page fault of `kind` (`record::FAULT_MIN`/`FAULT_MAJ`), counted in the thread's
-/// entry of `syscall_stats` under a number no syscall has. Not in total mode: perf's
-/// total summary counts syscalls only.
+/// numbers under a number no syscall has. Not in total mode: perf's total summary
+/// counts syscalls only.
 #[inline(always)]
 pub fn account_fault(ids: &Ids, kind: u32) {
     let flags = SUMMARY_FLAGS.load();
@@ -174,20 +234,11 @@ pub fn account_fault(ids: &Ids, kind: u32) {
         nr: STATS_NR_FAULTS[(kind & 1) as usize],
         _pad: 0,
     };
-    if let Some(p) = SYSCALL_STATS.get_ptr_mut(key) {
+    match thread_entry(&key, None) {
         // SAFETY: a live value that only this thread writes.
-        unsafe { (*p).calls += 1 };
-        return;
+        Some(p) => unsafe { (*p).calls += 1 },
+        None => bump(COUNTER_STATS_LOST),
     }
-    let s = SyscallStats {
-        calls: 1,
-        ..SyscallStats::default()
-    };
-    if SYSCALL_STATS.insert(key, s, BPF_NOEXIST as u64).is_err() {
-        bump(COUNTER_STATS_LOST);
-        return;
-    }
-    let _ = TASK_COMM.insert(key.task, crate::task::current_comm(), 0);
 }
 
 /// Counts one call of `dur_ns` in its (thread, syscall)'s histogram. Only this thread

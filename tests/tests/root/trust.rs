@@ -392,6 +392,45 @@ fn a_long_summary_keeps_only_live_threads_in_the_kernel() {
         .filter(|l| l.starts_with(" sleep ("))
         .count();
     assert_eq!((true_sections, sleep_sections), (60, 60), "{r}");
+    // The rows of the threads that ended leave their slots to later threads, zeroed:
+    // every run of /bin/true makes the same calls, so every `true` section shows the
+    // same rows, the last ones (in slots used before) as the first.
+    let rows = section_rows(&r.stderr, " true (");
+    assert_eq!(rows.len(), 60, "{r}");
+    assert!(rows[0].len() > 5, "{r}");
+    for (i, section) in rows.iter().enumerate() {
+        assert_eq!(
+            section, &rows[0],
+            "true section {i} differs from the first{r}"
+        );
+    }
+}
+
+/// Each section whose title starts with `title`: its rows' (syscall, calls, errors).
+fn section_rows(text: &str, title: &str) -> Vec<Vec<(String, u64, u64)>> {
+    let mut sections: Vec<Vec<(String, u64, u64)>> = Vec::new();
+    let mut in_one = false;
+    for line in text.lines() {
+        if line.starts_with(' ') && !line.starts_with("  ") && line.contains(" events, ") {
+            in_one = line.starts_with(title);
+            if in_one {
+                sections.push(Vec::new());
+            }
+            continue;
+        }
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if in_one
+            && f.len() >= 3
+            && let (Ok(calls), Ok(errors)) = (f[1].parse(), f[2].parse())
+            && let Some(rows) = sections.last_mut()
+        {
+            rows.push((f[0].to_string(), calls, errors));
+        }
+    }
+    for rows in &mut sections {
+        rows.sort();
+    }
+    sections
 }
 
 #[test]

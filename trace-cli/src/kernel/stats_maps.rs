@@ -7,12 +7,12 @@ use std::collections::BTreeMap;
 
 use aya::{
     Ebpf,
-    maps::{HashMap, MapData, PerCpuHashMap},
+    maps::{Array, HashMap, Map, MapData, PerCpuHashMap, Queue},
 };
 use rustc_hash::{FxHashMap, FxHashSet};
 use trace_common::stats::{
-    ERRNO_STATS, ErrnoKey, SYSCALL_HIST, SYSCALL_HIST_TOTAL, SYSCALL_STATS, SYSCALL_STATS_TOTAL,
-    StatsKey, SyscallHist, SyscallStats, TASK_COMM, TaskKey,
+    ERRNO_STATS, ErrnoKey, STATS_FREE, STATS_SLOT, SYSCALL_HIST, SYSCALL_HIST_TOTAL, SYSCALL_STATS,
+    SYSCALL_STATS_TOTAL, StatsKey, SyscallHist, SyscallStats, TASK_COMM, TaskKey,
 };
 
 use crate::{kernel::loader::LoadError, output::summary::Section};
@@ -25,20 +25,27 @@ fn bad_map(name: &'static str) -> impl FnOnce(aya::maps::MapError) -> LoadError 
     move |_| LoadError::MissingMap(name)
 }
 
-/// A map of its own (a second descriptor), so that entries can be deleted while the
-/// session holds the programs' maps.
-fn own_hash_map<K: aya::Pod, V: aya::Pod>(
+/// A map of its own (a second descriptor), so that entries can be changed while the
+/// session holds the programs' maps; `typed` makes it aya's map of that kind.
+fn own_map<M>(
     bpf: &Ebpf,
     name: &'static str,
-) -> Result<HashMap<MapData, K, V>, LoadError> {
-    let aya::maps::Map::HashMap(data) = map(bpf, name)? else {
+    typed: impl FnOnce(MapData) -> Result<M, aya::maps::MapError>,
+) -> Result<M, LoadError> {
+    let (Map::HashMap(data) | Map::Array(data) | Map::Queue(data)) = map(bpf, name)? else {
         return Err(LoadError::MissingMap(name));
     };
     let fd = std::os::fd::AsFd::as_fd(data.fd())
         .try_clone_to_owned()
         .map_err(|_| LoadError::MissingMap(name))?;
-    let data = MapData::from_fd(fd).map_err(bad_map(name))?;
-    HashMap::try_from(aya::maps::Map::HashMap(data)).map_err(bad_map(name))
+    typed(MapData::from_fd(fd).map_err(bad_map(name))?).map_err(bad_map(name))
+}
+
+fn own_hash_map<K: aya::Pod, V: aya::Pod>(
+    bpf: &Ebpf,
+    name: &'static str,
+) -> Result<HashMap<MapData, K, V>, LoadError> {
+    own_map(bpf, name, |d| HashMap::try_from(Map::HashMap(d)))
 }
 
 /// The rows of exited threads rtrace keeps at most (about 100 bytes each): past it, an
@@ -56,7 +63,11 @@ const FOLDED: TaskKey = TaskKey {
 
 /// The per-thread statistics: the kernel's maps, and what was moved out of them.
 pub struct ThreadStats {
-    stats: HashMap<MapData, StatsKey, SyscallStats>,
+    /// Each row's slot in `stats`.
+    slots: HashMap<MapData, StatsKey, u32>,
+    stats: Array<MapData, SyscallStats>,
+    /// The slots a sweep emptied, for the programs to take again.
+    free: Queue<MapData, u32>,
     errnos: HashMap<MapData, ErrnoKey, u64>,
     comms: HashMap<MapData, TaskKey, [u8; 16]>,
     /// With --hist.
@@ -221,7 +232,9 @@ impl ThreadStats {
     /// The maps; `hist` with --hist.
     pub fn open(bpf: &Ebpf, hist: bool) -> Result<Self, LoadError> {
         Ok(Self {
-            stats: own_hash_map(bpf, SYSCALL_STATS)?,
+            slots: own_hash_map(bpf, STATS_SLOT)?,
+            stats: own_map(bpf, SYSCALL_STATS, |d| Array::try_from(Map::Array(d)))?,
+            free: own_map(bpf, STATS_FREE, |d| Queue::try_from(Map::Queue(d)))?,
             errnos: own_hash_map(bpf, ERRNO_STATS)?,
             comms: own_hash_map(bpf, TASK_COMM)?,
             hists: hist.then(|| own_hash_map(bpf, SYSCALL_HIST)).transpose()?,
@@ -245,15 +258,23 @@ impl ThreadStats {
             return 0;
         }
         let rows: Vec<StatsKey> = self
-            .stats
+            .slots
             .keys()
             .filter_map(Result::ok)
             .filter(|k| gone.contains(&k.task))
             .collect();
         for key in rows {
-            if let Ok(stats) = self.stats.get(&key, 0) {
+            if let Ok(slot) = self.slots.get(&key, 0)
+                && let Ok(stats) = self.stats.get(&slot, 0)
+            {
                 self.kept.add_row(key, &stats);
-                let _ = self.stats.remove(&key);
+                // The slot goes back zeroed: no thread writes it now (its thread
+                // ended), and the next that takes it starts from nothing.
+                if self.slots.remove(&key).is_ok()
+                    && self.stats.set(slot, SyscallStats::default(), 0).is_ok()
+                {
+                    let _ = self.free.push(slot, 0);
+                }
             }
         }
         if let Some(hists) = &mut self.hists {
@@ -293,8 +314,10 @@ impl ThreadStats {
     /// Everything: what is still in the kernel's maps joined to what was moved; and
     /// how many threads were folded into one section.
     pub fn finish(mut self) -> (Vec<Section>, u64) {
-        for (key, stats) in self.stats.iter().filter_map(Result::ok) {
-            self.kept.add_row(key, &stats);
+        for (key, slot) in self.slots.iter().filter_map(Result::ok) {
+            if let Ok(stats) = self.stats.get(&slot, 0) {
+                self.kept.add_row(key, &stats);
+            }
         }
         if let Some(hists) = &self.hists {
             for (key, hist) in hists.iter().filter_map(Result::ok) {
