@@ -30,8 +30,9 @@ pub const STATS_NEXT: &str = "stats_next";
 pub const STATS_CACHE: usize = 4;
 /// Total mode: per-CPU hash map of [`SyscallStats`].
 pub const SYSCALL_STATS_TOTAL: &str = "syscall_stats_total";
-/// Hash map (per thread) and per-CPU hash map (total mode) of [`SyscallHist`], with
-/// the keys of `syscall_stats`: user space makes them one entry big unless `--hist`.
+/// Per thread: array of [`SyscallHist`], in the rows' slots of [`SYSCALL_STATS`]; total
+/// mode: per-CPU hash map of them under `syscall_stats_total`'s keys. User space makes
+/// them one entry big unless `--hist`.
 pub const SYSCALL_HIST: &str = "syscall_hist";
 pub const SYSCALL_HIST_TOTAL: &str = "syscall_hist_total";
 /// Array of one [`SyscallHist`] that stays zero: what a new histogram entry is copied

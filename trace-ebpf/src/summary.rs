@@ -43,16 +43,17 @@ static STATS_NEXT: Array<u64> = Array::with_max_entries(1, 0);
 static SYSCALL_STATS_TOTAL: PerCpuHashMap<StatsKey, SyscallStats> =
     PerCpuHashMap::with_max_entries(STATS_TOTAL_ENTRIES, 0);
 
-/// `--hist`: each call's log2 bucket, under `syscall_stats`' keys. User space makes
-/// these one entry big when no histogram is asked for.
+/// `--hist`: each call's log2 bucket, in its row's slot of `syscall_stats`. User space
+/// makes it one entry big when no histogram is asked for.
 #[map(name = "syscall_hist")]
-static SYSCALL_HIST: HashMap<StatsKey, SyscallHist> = HashMap::with_max_entries(STATS_ENTRIES, 0);
+static SYSCALL_HIST: Array<SyscallHist> = Array::with_max_entries(STATS_ENTRIES, 0);
 
 #[map(name = "syscall_hist_total")]
 static SYSCALL_HIST_TOTAL: PerCpuHashMap<StatsKey, SyscallHist> =
     PerCpuHashMap::with_max_entries(STATS_TOTAL_ENTRIES, 0);
 
-/// Never written: a new histogram is inserted from it, not from the stack.
+/// Never written: a new histogram of total mode is inserted from it, not from the
+/// stack.
 #[map(name = "hist_zero")]
 static HIST_ZERO: Array<SyscallHist> = Array::with_max_entries(1, 0);
 
@@ -125,11 +126,11 @@ pub fn account(
     };
     let failed = returned && (-4095..0).contains(&ret);
     let entry = if total {
-        total_entry(&key)
+        total_entry(&key).map(|p| (None, p))
     } else {
-        thread_entry(&key, storage)
+        thread_entry(&key, storage).map(|(slot, p)| (Some(slot), p))
     };
-    let Some(p) = entry else {
+    let Some((slot, p)) = entry else {
         bump(COUNTER_STATS_LOST);
         return;
     };
@@ -142,7 +143,7 @@ pub fn account(
         s.enter_only += 1;
     }
     if returned && flags & SUMMARY_HIST != 0 {
-        count_hist(key, dur_ns, total);
+        count_hist(key, slot, dur_ns);
     }
     if failed && flags & SUMMARY_ERRNO != 0 {
         count_errno(ErrnoKey {
@@ -153,10 +154,13 @@ pub fn account(
     }
 }
 
-/// The thread's numbers for `key`: from the slots its storage keeps, or else from
-/// `stats_slot` (kept in the storage after), or else in a new slot.
+/// The thread's slot for `key` and its numbers there: from the slots its storage
+/// keeps, or else from `stats_slot` (kept in the storage after), or else a new slot.
 #[inline(always)]
-fn thread_entry(key: &StatsKey, storage: Option<&mut InflightCall>) -> Option<*mut SyscallStats> {
+fn thread_entry(
+    key: &StatsKey,
+    storage: Option<&mut InflightCall>,
+) -> Option<(u32, *mut SyscallStats)> {
     let way = key.nr as usize % STATS_CACHE;
     let tagged =
         |s: &InflightCall| s.stats_tid == key.task.tid && s.stats_start_ns == key.task.start_ns;
@@ -164,7 +168,8 @@ fn thread_entry(key: &StatsKey, storage: Option<&mut InflightCall>) -> Option<*m
         && tagged(s)
         && s.stats_nr[way] == key.nr.wrapping_add(1)
     {
-        return SYSCALL_STATS.get_ptr_mut(s.stats_slot[way]);
+        let slot = s.stats_slot[way];
+        return Some((slot, SYSCALL_STATS.get_ptr_mut(slot)?));
     }
     // SAFETY: a u32 value, copied.
     let slot = match unsafe { STATS_SLOT.get(key) } {
@@ -183,7 +188,7 @@ fn thread_entry(key: &StatsKey, storage: Option<&mut InflightCall>) -> Option<*m
         s.stats_nr[way] = key.nr.wrapping_add(1);
         s.stats_slot[way] = slot;
     }
-    SYSCALL_STATS.get_ptr_mut(slot)
+    Some((slot, SYSCALL_STATS.get_ptr_mut(slot)?))
 }
 
 /// A slot for a new (thread, syscall): one user space emptied, or else the next never
@@ -236,44 +241,22 @@ pub fn account_fault(ids: &Ids, kind: u32) {
     };
     match thread_entry(&key, None) {
         // SAFETY: a live value that only this thread writes.
-        Some(p) => unsafe { (*p).calls += 1 },
+        Some((_, p)) => unsafe { (*p).calls += 1 },
         None => bump(COUNTER_STATS_LOST),
     }
 }
 
-/// Counts one call of `dur_ns` in its (thread, syscall)'s histogram. Only this thread
-/// (per-thread map) or this CPU (per-CPU map) writes an entry, as for the stats.
+/// Counts one call of `dur_ns` in its row's histogram: the thread's `slot` (written by
+/// this thread only), or in total mode (`slot` none) this CPU's entry for `key`.
 #[inline(always)]
-fn count_hist(key: StatsKey, dur_ns: u64, total: bool) {
-    let map_ptr = if total {
-        SYSCALL_HIST_TOTAL.get_ptr_mut(key)
-    } else {
-        SYSCALL_HIST.get_ptr_mut(key)
+fn count_hist(key: StatsKey, slot: Option<u32>, dur_ns: u64) {
+    let p = match slot {
+        Some(slot) => SYSCALL_HIST.get_ptr_mut(slot),
+        None => total_hist(&key),
     };
-    let p = match map_ptr {
-        Some(p) => p,
-        None => {
-            let Some(zero) = HIST_ZERO.get(0) else {
-                return;
-            };
-            let inserted = if total {
-                SYSCALL_HIST_TOTAL.insert(key, zero, BPF_NOEXIST as u64)
-            } else {
-                SYSCALL_HIST.insert(key, zero, BPF_NOEXIST as u64)
-            };
-            let again = if total {
-                SYSCALL_HIST_TOTAL.get_ptr_mut(key)
-            } else {
-                SYSCALL_HIST.get_ptr_mut(key)
-            };
-            match (inserted, again) {
-                (_, Some(p)) => p,
-                _ => {
-                    bump(COUNTER_STATS_LOST);
-                    return;
-                }
-            }
-        }
+    let Some(p) = p else {
+        bump(COUNTER_STATS_LOST);
+        return;
     };
     // The bucket, masked in the register the access uses: 6.1's verifier follows
     // hist_bucket's steps down a path that cannot be taken, with bounds that cross
@@ -286,6 +269,17 @@ fn count_hist(key: StatsKey, dur_ns: u64, total: bool) {
         // index is below the array's length.
         unsafe { (*p).buckets[i as usize] += 1 };
     }
+}
+
+/// Total mode: this CPU's histogram for `key`, made zero when new (as `total_entry`).
+#[inline(always)]
+fn total_hist(key: &StatsKey) -> Option<*mut SyscallHist> {
+    if let Some(p) = SYSCALL_HIST_TOTAL.get_ptr_mut(key) {
+        return Some(p);
+    }
+    let zero = HIST_ZERO.get(0)?;
+    let _ = SYSCALL_HIST_TOTAL.insert(key, zero, BPF_NOEXIST as u64);
+    SYSCALL_HIST_TOTAL.get_ptr_mut(key)
 }
 
 #[inline(always)]

@@ -371,44 +371,45 @@ fn a_long_summary_keeps_only_live_threads_in_the_kernel() {
     }
     // 120 short processes over ~8 s, some 25 rows each: 3,000 rows, more than the
     // 2,048 the maps hold. Before, the maps filled and calls went missing; now the
-    // exited threads' rows leave the kernel every second.
+    // exited threads' rows leave the kernel every second. Once with --hist, whose
+    // histograms are kept in the rows' slots.
     let script = "i=0; while [ $i -lt 60 ]; do /bin/true; sleep 0.1; i=$((i+1)); done";
-    let r = run(
-        rtrace()
-            .env("RTRACE_SUMMARY_ENTRIES", "2048")
-            .args(["-s", "--", "sh", "-c", script]),
-        LIMIT,
-    );
-    assert_eq!(r.code(), Some(0), "{r}");
-    assert!(!r.stderr.contains("missing from the summary"), "{r}");
-    let true_sections = r
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with(" true ("))
-        .count();
-    let sleep_sections = r
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with(" sleep ("))
-        .count();
-    assert_eq!((true_sections, sleep_sections), (60, 60), "{r}");
-    // The rows of the threads that ended leave their slots to later threads, zeroed:
-    // every run of /bin/true makes the same calls, so every `true` section shows the
-    // same rows, the last ones (in slots used before) as the first.
-    let rows = section_rows(&r.stderr, " true (");
-    assert_eq!(rows.len(), 60, "{r}");
-    assert!(rows[0].len() > 5, "{r}");
-    for (i, section) in rows.iter().enumerate() {
-        assert_eq!(
-            section, &rows[0],
-            "true section {i} differs from the first{r}"
+    for hist in [None, Some("--hist")] {
+        let r = run(
+            rtrace()
+                .env("RTRACE_SUMMARY_ENTRIES", "2048")
+                .args(["-s"].into_iter().chain(hist))
+                .args(["--", "sh", "-c", script]),
+            LIMIT,
         );
+        assert_eq!(r.code(), Some(0), "{r}");
+        assert!(!r.stderr.contains("missing from the summary"), "{r}");
+        let count = |title: &str| r.stderr.lines().filter(|l| l.starts_with(title)).count();
+        assert_eq!((count(" true ("), count(" sleep (")), (60, 60), "{r}");
+        // The rows of the threads that ended leave their slots to later threads,
+        // zeroed: every run of /bin/true makes the same calls, so every `true`
+        // section shows the same rows (and histogram counts), the last ones (in slots
+        // used before) as the first.
+        let rows = section_rows(&r.stderr, " true (");
+        assert_eq!(rows.len(), 60, "{r}");
+        assert!(rows[0].len() > 5, "{r}");
+        if hist.is_some() {
+            let counted: u64 = rows[0].iter().map(|row| row.3).sum();
+            assert!(counted > 20, "no histograms{r}");
+        }
+        for (i, section) in rows.iter().enumerate() {
+            assert_eq!(
+                section, &rows[0],
+                "true section {i} differs from the first{r}"
+            );
+        }
     }
 }
 
-/// Each section whose title starts with `title`: its rows' (syscall, calls, errors).
-fn section_rows(text: &str, title: &str) -> Vec<Vec<(String, u64, u64)>> {
-    let mut sections: Vec<Vec<(String, u64, u64)>> = Vec::new();
+/// Each section whose title starts with `title`: its rows' (syscall, calls, errors,
+/// the sum of the counts of the histogram under it).
+fn section_rows(text: &str, title: &str) -> Vec<Vec<(String, u64, u64, u64)>> {
+    let mut sections: Vec<Vec<(String, u64, u64, u64)>> = Vec::new();
     let mut in_one = false;
     for line in text.lines() {
         if line.starts_with(' ') && !line.starts_with("  ") && line.contains(" events, ") {
@@ -418,13 +419,25 @@ fn section_rows(text: &str, title: &str) -> Vec<Vec<(String, u64, u64)>> {
             }
             continue;
         }
+        let Some(rows) = sections.last_mut().filter(|_| in_one) else {
+            continue;
+        };
         let f: Vec<&str> = line.split_whitespace().collect();
-        if in_one
-            && f.len() >= 3
+        // A histogram's line: `[lo, hi)   count |@@@|`, the count before the bar.
+        if line.trim_start().starts_with('[') {
+            let bar = f.iter().position(|w| w.starts_with('|'));
+            if let (Some(b), Some(row)) = (bar, rows.last_mut())
+                && b > 0
+                && let Ok(n) = f[b - 1].parse::<u64>()
+            {
+                row.3 += n;
+            }
+            continue;
+        }
+        if f.len() >= 3
             && let (Ok(calls), Ok(errors)) = (f[1].parse(), f[2].parse())
-            && let Some(rows) = sections.last_mut()
         {
-            rows.push((f[0].to_string(), calls, errors));
+            rows.push((f[0].to_string(), calls, errors, 0));
         }
     }
     for rows in &mut sections {

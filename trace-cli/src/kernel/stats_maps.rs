@@ -70,8 +70,8 @@ pub struct ThreadStats {
     free: Queue<MapData, u32>,
     errnos: HashMap<MapData, ErrnoKey, u64>,
     comms: HashMap<MapData, TaskKey, [u8; 16]>,
-    /// With --hist.
-    hists: Option<HashMap<MapData, StatsKey, SyscallHist>>,
+    /// With --hist: in the rows' slots, as `stats`.
+    hists: Option<Array<MapData, SyscallHist>>,
     kept: Kept,
 }
 
@@ -237,7 +237,9 @@ impl ThreadStats {
             free: own_map(bpf, STATS_FREE, |d| Queue::try_from(Map::Queue(d)))?,
             errnos: own_hash_map(bpf, ERRNO_STATS)?,
             comms: own_hash_map(bpf, TASK_COMM)?,
-            hists: hist.then(|| own_hash_map(bpf, SYSCALL_HIST)).transpose()?,
+            hists: hist
+                .then(|| own_map(bpf, SYSCALL_HIST, |d| Array::try_from(Map::Array(d))))
+                .transpose()?,
             kept: Kept {
                 hists: hist.then(BTreeMap::new),
                 ..Kept::default()
@@ -268,25 +270,17 @@ impl ThreadStats {
                 && let Ok(stats) = self.stats.get(&slot, 0)
             {
                 self.kept.add_row(key, &stats);
+                let hists = self.hists.as_mut();
+                if let Some(hist) = hists.as_ref().and_then(|h| h.get(&slot, 0).ok()) {
+                    self.kept.add_hist(key, &hist);
+                }
                 // The slot goes back zeroed: no thread writes it now (its thread
                 // ended), and the next that takes it starts from nothing.
                 if self.slots.remove(&key).is_ok()
                     && self.stats.set(slot, SyscallStats::default(), 0).is_ok()
+                    && hists.is_none_or(|h| h.set(slot, SyscallHist::default(), 0).is_ok())
                 {
                     let _ = self.free.push(slot, 0);
-                }
-            }
-        }
-        if let Some(hists) = &mut self.hists {
-            let keys: Vec<StatsKey> = hists
-                .keys()
-                .filter_map(Result::ok)
-                .filter(|k| gone.contains(&k.task))
-                .collect();
-            for key in keys {
-                if let Ok(hist) = hists.get(&key, 0) {
-                    self.kept.add_hist(key, &hist);
-                    let _ = hists.remove(&key);
                 }
             }
         }
@@ -318,9 +312,7 @@ impl ThreadStats {
             if let Ok(stats) = self.stats.get(&slot, 0) {
                 self.kept.add_row(key, &stats);
             }
-        }
-        if let Some(hists) = &self.hists {
-            for (key, hist) in hists.iter().filter_map(Result::ok) {
+            if let Some(hist) = self.hists.as_ref().and_then(|h| h.get(&slot, 0).ok()) {
                 self.kept.add_hist(key, &hist);
             }
         }
