@@ -457,6 +457,14 @@ impl StandIn<'_> {
 mod tests {
     use super::*;
 
+    /// Whether this kernel's BTF is there for `test` to read (see `kernel::can_run`).
+    fn reads_vmlinux(test: &str) -> bool {
+        crate::kernel::can_run(
+            test,
+            (!Path::new(VMLINUX).exists()).then(|| format!("no {VMLINUX}")),
+        )
+    }
+
     /// Builds a little BTF blob: types are (name, kind, vlen/kind_flag info, size_or_type,
     /// trailer words).
     struct Builder {
@@ -582,10 +590,7 @@ mod tests {
     #[test]
     fn this_kernel_has_the_group_live_count() {
         // Every kernel rtrace supports has BTF; this reads the running one's.
-        if !crate::kernel::can_run(
-            "this_kernel_has_the_group_live_count",
-            (!Path::new(VMLINUX).exists()).then(|| format!("no {VMLINUX}")),
-        ) {
+        if !reads_vmlinux("this_kernel_has_the_group_live_count") {
             return;
         }
         let btf = Btf::from_sys().unwrap();
@@ -599,10 +604,7 @@ mod tests {
 
     #[test]
     fn this_kernel_leads_from_a_task_to_its_fds_inodes() {
-        if !crate::kernel::can_run(
-            "this_kernel_leads_from_a_task_to_its_fds_inodes",
-            (!Path::new(VMLINUX).exists()).then(|| format!("no {VMLINUX}")),
-        ) {
+        if !reads_vmlinux("this_kernel_leads_from_a_task_to_its_fds_inodes") {
             return;
         }
         let btf = Btf::from_sys().unwrap();
@@ -623,10 +625,7 @@ mod tests {
 
     #[test]
     fn this_kernel_leads_from_a_task_to_its_mount_namespace_and_root() {
-        if !crate::kernel::can_run(
-            "this_kernel_leads_from_a_task_to_its_mount_namespace_and_root",
-            (!Path::new(VMLINUX).exists()).then(|| format!("no {VMLINUX}")),
-        ) {
+        if !reads_vmlinux("this_kernel_leads_from_a_task_to_its_mount_namespace_and_root") {
             return;
         }
         let btf = Btf::from_sys().unwrap();
@@ -705,10 +704,7 @@ mod tests {
 
     #[test]
     fn this_kernels_tracepoint_ids_are_the_ones_aya_finds() {
-        if !crate::kernel::can_run(
-            "this_kernels_tracepoint_ids_are_the_ones_aya_finds",
-            (!Path::new(VMLINUX).exists()).then(|| format!("no {VMLINUX}")),
-        ) {
+        if !reads_vmlinux("this_kernels_tracepoint_ids_are_the_ones_aya_finds") {
             return;
         }
         let ids = TracepointIds::find(&Btf::from_sys().unwrap()).unwrap();
